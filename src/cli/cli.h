@@ -1,0 +1,45 @@
+/*
+ * cli.h -- pieces of the accelsearch program shared by its subcommands.
+ * Only the CLI prints; the library reports through as_status.
+ */
+#ifndef AS_CLI_H
+#define AS_CLI_H
+
+#include <stdio.h>
+
+#include "workload/workload.h"
+
+/* Exit statuses of the program. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+
+/* The exit status for a library status: bad input is 2, the rest 1. */
+int cli_exit_for(as_code code);
+
+/* A minimal streaming JSON writer: it tracks nesting and commas so that
+ * callers only say what comes next. */
+typedef struct cli_json {
+    FILE *out;
+    int depth;
+    bool need_comma[32];
+    bool after_key;
+} cli_json;
+
+void cli_json_init(cli_json *j, FILE *out);
+void cli_json_begin_object(cli_json *j);
+void cli_json_end_object(cli_json *j);
+void cli_json_begin_array(cli_json *j);
+void cli_json_end_array(cli_json *j);
+void cli_json_key(cli_json *j, const char *key);
+void cli_json_string(cli_json *j, const char *s);
+void cli_json_int(cli_json *j, int64_t v);
+void cli_json_double(cli_json *j, double v);
+void cli_json_bool(cli_json *j, bool v);
+void cli_json_null(cli_json *j);
+/* A shape as an array of integers. */
+void cli_json_shape(cli_json *j, const wl_tensor *t);
+
+/* Subcommands: argc/argv start after the subcommand word. */
+int cli_zoo(int argc, char **argv);
+int cli_model(int argc, char **argv);
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * cmd_model.c -- `accelsearch model info|export` and `accelsearch zoo list`.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char model_usage[] =
+    "usage: accelsearch model info MODEL [options]\n"
+    "       accelsearch model export MODEL OUT.onnx [--batch N]\n"
+    "\n"
+    "MODEL is a zoo name (see 'accelsearch zoo list') or a path to an .onnx file.\n"
+    "\n"
+    "options:\n"
+    "  --batch N              batch size (default: the model's, 1 for the zoo)\n"
+    "  --precision P          storage precision: fp32, fp16, bf16, int8, mixed\n"
+    "                         (int8 weights, bf16 activations); default: the model's types\n"
+    "  --fold-bn              fold BatchNormalization into the preceding convolution\n"
+    "  --prune-density D      unstructured pruning: weight density D in (0,1] for every layer\n"
+    "  --prune-channels K     channel pruning: keep fraction K in (0,1] of prunable channels\n"
+    "  --allow-unknown-ops    accept op types accelsearch does not model (costed as zero)\n"
+    "  --json                 print one JSON object instead of a table\n";
+
+/* What the user asked of `model info` / `model export`. */
+typedef struct model_options {
+    const char *model;
+    const char *out_path; /* export only */
+    int64_t batch;        /* 0 = keep */
+    bool precision_set;
+    wl_precision precision;
+    bool fold_bn;
+    double prune_density;  /* 0 = none */
+    double prune_channels; /* 0 = none */
+    bool allow_unknown_ops;
+    bool json;
+} model_options;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("accelsearch: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n\n", stderr);
+    fputs(model_usage, stderr);
+    return CLI_EXIT_USAGE;
+}
+
+/* The value of option `name` at argv[*i] ("--name V" or "--name=V"), or
+ * NULL when argv[*i] is another option.  *missing is set when the option
+ * is there without a value. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static bool parse_fraction(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || !(v > 0.0 && v <= 1.0))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Parse argv into o; positional arguments fill model then out_path.
+ * Returns -1 on success, an exit status otherwise. */
+static int parse_model_options(int argc, char **argv, int n_positional, model_options *o)
+{
+    int positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool missing = false;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(model_usage, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--fold-bn") == 0) {
+            o->fold_bn = true;
+        } else if (strcmp(a, "--allow-unknown-ops") == 0) {
+            o->allow_unknown_ops = true;
+        } else if ((v = option_value(argc, argv, &i, "--batch", &missing))) {
+            char *end;
+            long long b = strtoll(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || b < 1 || b > 1 << 20)
+                return usage_error("--batch wants a positive integer, got '%s'", v);
+            o->batch = b;
+        } else if ((v = option_value(argc, argv, &i, "--precision", &missing))) {
+            if (!wl_precision_parse(v, &o->precision))
+                return usage_error("--precision wants fp32, fp16, bf16, int8 or mixed, got '%s'",
+                                   v);
+            o->precision_set = true;
+        } else if ((v = option_value(argc, argv, &i, "--prune-density", &missing))) {
+            if (!parse_fraction(v, &o->prune_density))
+                return usage_error("--prune-density wants a number in (0, 1], got '%s'", v);
+        } else if ((v = option_value(argc, argv, &i, "--prune-channels", &missing))) {
+            if (!parse_fraction(v, &o->prune_channels))
+                return usage_error("--prune-channels wants a number in (0, 1], got '%s'", v);
+        } else if (missing) {
+            return usage_error("option %s needs a value", a);
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option '%s'", a);
+        } else if (positional < n_positional) {
+            if (positional++ == 0)
+                o->model = a;
+            else
+                o->out_path = a;
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+    }
+    if (positional < n_positional)
+        return usage_error("%s", n_positional == 1 ? "missing MODEL" : "missing MODEL or OUT.onnx");
+    return -1;
+}
+
+static void print_warnings(const wl_graph *g)
+{
+    for (int32_t i = 0; i < g->n_warnings; i++)
+        fprintf(stderr, "accelsearch: warning: %s\n", g->warnings[i]);
+}
+
+/* Load the model and apply the requested transforms in stack order:
+ * batch, BN folding, pruning, precision, fusability marks. */
+static as_code prepare_model(const model_options *o, wl_graph **out, as_status *st)
+{
+    wl_onnx_options onnx = {.allow_unknown_ops = o->allow_unknown_ops, .batch = o->batch};
+    wl_graph *g = NULL;
+    as_code rc = wl_model_load(o->model, &onnx, &g, st);
+    if (rc == AS_OK && o->batch > 0)
+        rc = wl_set_batch(g, o->batch, st);
+    if (rc == AS_OK && o->fold_bn)
+        rc = wl_fold_batchnorm(g, NULL, st);
+    if (rc == AS_OK && o->prune_channels > 0)
+        rc = wl_prune_channels(g, NULL, o->prune_channels, NULL, st);
+    if (rc == AS_OK && o->prune_density > 0)
+        rc = wl_prune_unstructured(g, NULL, o->prune_density, st);
+    if (rc == AS_OK && o->precision_set)
+        wl_set_precision(g, o->precision);
+    if (rc == AS_OK)
+        wl_mark_fusable(g);
+    if (rc != AS_OK) {
+        wl_graph_free(g);
+        return rc;
+    }
+    *out = g;
+    return AS_OK;
+}
+
+/* ------------------------------------------------------------ printing */
+
+/* n with thousands separators into buf. */
+static const char *grouped(int64_t n, char *buf, size_t size)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%" PRId64, n < 0 ? -n : n);
+    size_t w = 0;
+    if (n < 0 && w + 1 < size)
+        buf[w++] = '-';
+    for (int i = 0; i < len && w + 2 < size; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            buf[w++] = ',';
+        buf[w++] = digits[i];
+    }
+    buf[w] = '\0';
+    return buf;
+}
+
+/* "N1 G1 C64 M64 P56 Q56 R3 S3 /2" -- the bounds, then a stride if any. */
+static const char *problem_str(const wl_problem *p, char *buf, size_t size)
+{
+    size_t w = 0;
+    for (int d = 0; d < WL_NDIMS && w < size; d++)
+        w += (size_t)snprintf(buf + w, size - w, "%s%s%lld", d ? " " : "",
+                              wl_dim_name((wl_dim)d), (long long)p->bound[d]);
+    if (w < size && (p->stride[0] > 1 || p->stride[1] > 1))
+        snprintf(buf + w, size - w, " s%lldx%lld", (long long)p->stride[0],
+                 (long long)p->stride[1]);
+    return buf;
+}
+
+static const char *problem_kind_name(wl_problem_kind k)
+{
+    static const char *const names[] = {"conv", "depthwise", "conv_transpose", "matmul",
+                                        "batched_matmul"};
+    return names[k];
+}
+
+/* True for the ops worth a row: live ops that do work or move data. */
+static bool shown_op(const wl_op *op)
+{
+    return !op->dead && !op->folded;
+}
+
+static void print_table(const wl_graph *g, const wl_stats *s, const char *precision)
+{
+    char a[64], b[64], shape[96], prob[160];
+    printf("model %s (%s), %s\n\n", g->name, g->source, precision);
+    printf("%4s  %-44s %-18s %-20s %15s %12s  %s\n", "#", "layer", "op", "output", "MACs",
+           "params", "problem");
+    int row = 0;
+    for (int32_t k = 0; k < g->n_order; k++) {
+        int32_t o = g->order[k];
+        const wl_op *op = &g->ops[o];
+        if (!shown_op(op))
+            continue;
+        wl_op_stats os;
+        wl_op_stats_get(g, o, &os);
+        wl_problem p;
+        bool has_problem = wl_op_kind_category(op->kind) == WL_CAT_COMPUTE &&
+                           wl_op_problem(g, o, &p, NULL) == AS_OK;
+        const char *name = op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
+        size_t len = strlen(name);
+        printf("%4d  %-44s %-18s %-20s %15s %12s  %s\n", row++, len > 44 ? name + len - 44 : name,
+               op->op_type, wl_shape_str(&g->tensors[op->outputs[0]], shape, sizeof shape),
+               os.macs ? grouped(os.macs, a, sizeof a) : "-",
+               os.params ? grouped(os.params, b, sizeof b) : "-",
+               has_problem ? problem_str(&p, prob, sizeof prob) : "");
+    }
+    printf("\n%-24s %s\n", "parameters", grouped(s->params, a, sizeof a));
+    if (s->nonzero_params != s->params)
+        printf("%-24s %s\n", "non-zero parameters", grouped(s->nonzero_params, a, sizeof a));
+    printf("%-24s %s\n", "MACs", grouped(s->macs, a, sizeof a));
+    printf("%-24s %s\n", "weight bytes", grouped(s->weight_bytes, a, sizeof a));
+    printf("%-24s %s  (%s)\n", "max working set bytes", grouped(s->max_working_set_bytes, a, sizeof a),
+           s->max_working_set_op >= 0 ? g->ops[s->max_working_set_op].name : "-");
+    printf("%-24s %s\n", "DRAM bytes, unfused", grouped(s->dram_bytes_unfused, a, sizeof a));
+    printf("%-24s %.2f MAC-ops/byte\n", "op intensity, unfused", s->op_intensity_unfused);
+    printf("%-24s %d compute of %d\n", "layers", s->n_compute_ops, s->n_ops);
+}
+
+static void json_problem(cli_json *j, const wl_problem *p)
+{
+    cli_json_begin_object(j);
+    cli_json_key(j, "kind");
+    cli_json_string(j, problem_kind_name(p->kind));
+    cli_json_key(j, "bounds");
+    cli_json_begin_object(j);
+    for (int d = 0; d < WL_NDIMS; d++) {
+        cli_json_key(j, wl_dim_name((wl_dim)d));
+        cli_json_int(j, p->bound[d]);
+    }
+    cli_json_end_object(j);
+    const struct { const char *key; const int64_t *v; int n; } arrays[] = {
+        {"stride", p->stride, 2}, {"dilation", p->dilation, 2}, {"pad", p->pad, 4}};
+    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
+        cli_json_key(j, arrays[a].key);
+        cli_json_begin_array(j);
+        for (int i = 0; i < arrays[a].n; i++)
+            cli_json_int(j, arrays[a].v[i]);
+        cli_json_end_array(j);
+    }
+    cli_json_key(j, "dataspaces");
+    cli_json_begin_object(j);
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        const wl_dataspace *d = &p->ds[ds];
+        cli_json_key(j, d->name);
+        cli_json_begin_object(j);
+        cli_json_key(j, "tensor");
+        cli_json_int(j, d->tensor);
+        cli_json_key(j, "projection");
+        cli_json_begin_array(j);
+        for (int r = 0; r < d->n_ranks; r++) {
+            char expr[64];
+            size_t w = 0;
+            for (int t = 0; t < d->ranks[r].n_terms && w < sizeof expr; t++) {
+                const wl_proj_term *term = &d->ranks[r].terms[t];
+                /* "P", "2*P+R": the index expression of this rank */
+                if (term->coef != 1)
+                    w += (size_t)snprintf(expr + w, sizeof expr - w, "%s%lld*%s", t ? "+" : "",
+                                          (long long)term->coef, wl_dim_name(term->dim));
+                else
+                    w += (size_t)snprintf(expr + w, sizeof expr - w, "%s%s", t ? "+" : "",
+                                          wl_dim_name(term->dim));
+            }
+            cli_json_string(j, expr);
+        }
+        cli_json_end_array(j);
+        cli_json_key(j, "elements");
+        cli_json_int(j, wl_dataspace_elements(p, (wl_dataspace_id)ds));
+        cli_json_key(j, "bits");
+        cli_json_int(j, d->bits);
+        cli_json_key(j, "density");
+        cli_json_double(j, d->density);
+        cli_json_end_object(j);
+    }
+    cli_json_end_object(j);
+    cli_json_end_object(j);
+}
+
+static void json_layer(cli_json *j, const wl_graph *g, int32_t o)
+{
+    const wl_op *op = &g->ops[o];
+    wl_op_stats os;
+    wl_op_stats_get(g, o, &os);
+    cli_json_begin_object(j);
+    cli_json_key(j, "name");
+    cli_json_string(j, op->name);
+    cli_json_key(j, "op");
+    cli_json_string(j, op->op_type);
+    cli_json_key(j, "category");
+    cli_json_string(j, wl_op_category_name(wl_op_kind_category(op->kind)));
+    cli_json_key(j, "macs");
+    cli_json_int(j, os.macs);
+    cli_json_key(j, "params");
+    cli_json_int(j, os.params);
+    cli_json_key(j, "input_shapes");
+    cli_json_begin_array(j);
+    for (int i = 0; i < op->n_inputs; i++) {
+        int32_t t = op->inputs[i];
+        if (t >= 0 && g->tensors[t].kind != WL_TENSOR_WEIGHT &&
+            g->tensors[t].kind != WL_TENSOR_CONSTANT)
+            cli_json_shape(j, &g->tensors[t]);
+    }
+    cli_json_end_array(j);
+    cli_json_key(j, "weight_shapes");
+    cli_json_begin_array(j);
+    for (int i = 0; i < op->n_inputs; i++) {
+        int32_t t = op->inputs[i];
+        if (t >= 0 && g->tensors[t].kind == WL_TENSOR_WEIGHT)
+            cli_json_shape(j, &g->tensors[t]);
+    }
+    cli_json_end_array(j);
+    cli_json_key(j, "output_shape");
+    cli_json_shape(j, &g->tensors[op->outputs[0]]);
+    cli_json_key(j, "bytes_read");
+    cli_json_int(j, os.input_bytes + os.weight_bytes);
+    cli_json_key(j, "bytes_written");
+    cli_json_int(j, os.output_bytes);
+    cli_json_key(j, "output_elements");
+    cli_json_int(j, os.output_elements);
+    cli_json_key(j, "fusable");
+    cli_json_bool(j, op->fusable);
+    cli_json_key(j, "problem");
+    wl_problem p;
+    if (wl_op_kind_category(op->kind) == WL_CAT_COMPUTE && wl_op_problem(g, o, &p, NULL) == AS_OK)
+        json_problem(j, &p);
+    else
+        cli_json_null(j);
+    cli_json_end_object(j);
+}
+
+static void print_json(const wl_graph *g, const wl_stats *s, const char *precision)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "model");
+    cli_json_string(&j, g->name);
+    cli_json_key(&j, "source");
+    cli_json_string(&j, g->source);
+    cli_json_key(&j, "precision");
+    cli_json_string(&j, precision);
+    cli_json_key(&j, "params");
+    cli_json_int(&j, s->params);
+    cli_json_key(&j, "nonzero_params");
+    cli_json_int(&j, s->nonzero_params);
+    cli_json_key(&j, "macs");
+    cli_json_int(&j, s->macs);
+    cli_json_key(&j, "weight_bytes");
+    cli_json_int(&j, s->weight_bytes);
+    cli_json_key(&j, "max_working_set_bytes");
+    cli_json_int(&j, s->max_working_set_bytes);
+    cli_json_key(&j, "max_working_set_layer");
+    cli_json_string(&j, s->max_working_set_op >= 0 ? g->ops[s->max_working_set_op].name : "");
+    cli_json_key(&j, "dram_bytes_unfused");
+    cli_json_int(&j, s->dram_bytes_unfused);
+    cli_json_key(&j, "op_intensity_unfused");
+    cli_json_double(&j, s->op_intensity_unfused);
+    cli_json_key(&j, "compute_layers");
+    cli_json_int(&j, s->n_compute_ops);
+    cli_json_key(&j, "warnings");
+    cli_json_begin_array(&j);
+    for (int32_t i = 0; i < g->n_warnings; i++)
+        cli_json_string(&j, g->warnings[i]);
+    cli_json_end_array(&j);
+    cli_json_key(&j, "layers");
+    cli_json_begin_array(&j);
+    for (int32_t k = 0; k < g->n_order; k++)
+        if (shown_op(&g->ops[g->order[k]]))
+            json_layer(&j, g, g->order[k]);
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+}
+
+/* ------------------------------------------------------------- commands */
+
+static int model_info(int argc, char **argv)
+{
+    model_options o = {0};
+    int rc = parse_model_options(argc, argv, 1, &o);
+    if (rc >= 0)
+        return rc;
+    as_status st;
+    as_status_clear(&st);
+    wl_graph *g = NULL;
+    wl_stats s;
+    if (prepare_model(&o, &g, &st) != AS_OK || wl_graph_stats(g, &s, &st) != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        wl_graph_free(g);
+        return cli_exit_for(st.code);
+    }
+    print_warnings(g);
+    const char *precision = o.precision_set ? wl_precision_name(o.precision) : "native";
+    if (o.json)
+        print_json(g, &s, precision);
+    else
+        print_table(g, &s, precision);
+    wl_graph_free(g);
+    return CLI_EXIT_OK;
+}
+
+static int model_export(int argc, char **argv)
+{
+    model_options o = {0};
+    int rc = parse_model_options(argc, argv, 2, &o);
+    if (rc >= 0)
+        return rc;
+    as_status st;
+    as_status_clear(&st);
+    wl_graph *g = NULL;
+    if (prepare_model(&o, &g, &st) != AS_OK || wl_onnx_save(g, o.out_path, &st) != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        wl_graph_free(g);
+        return cli_exit_for(st.code);
+    }
+    print_warnings(g);
+    fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
+    wl_graph_free(g);
+    return CLI_EXIT_OK;
+}
+
+int cli_model(int argc, char **argv)
+{
+    if (argc >= 1 && strcmp(argv[0], "info") == 0)
+        return model_info(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "export") == 0)
+        return model_export(argc - 1, argv + 1);
+    if (argc >= 1 && (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
+        fputs(model_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    return usage_error("%s", argc ? "unknown 'model' subcommand" : "'model' needs info or export");
+}
+
+/* `accelsearch zoo list [--json]` */
+int cli_zoo(int argc, char **argv)
+{
+    bool json = argc >= 2 && strcmp(argv[1], "--json") == 0;
+    if (argc < 1 || strcmp(argv[0], "list") != 0 || argc > (json ? 2 : 1)) {
+        fputs("usage: accelsearch zoo list [--json]\n", stderr);
+        return CLI_EXIT_USAGE;
+    }
+    int n;
+    const wl_zoo_entry *e = wl_zoo_entries(&n);
+    if (json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_array(&j);
+        for (int i = 0; i < n; i++) {
+            cli_json_begin_object(&j);
+            cli_json_key(&j, "name");
+            cli_json_string(&j, e[i].name);
+            cli_json_key(&j, "family");
+            cli_json_string(&j, e[i].family);
+            cli_json_key(&j, "description");
+            cli_json_string(&j, e[i].description);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        return CLI_EXIT_OK;
+    }
+    printf("%-20s %-13s %s\n", "name", "family", "description");
+    for (int i = 0; i < n; i++)
+        printf("%-20s %-13s %s\n", e[i].name, e[i].family, e[i].description);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,52 @@
+/*
+ * main.c -- the accelsearch program: parses the subcommand and hands the
+ * rest of the command line to it.
+ *
+ * Exit status: 0 success, 2 bad input or usage, 1 anything else.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: accelsearch <command> [options]\n"
+    "\n"
+    "Full-stack co-design of deep-learning accelerators.\n"
+    "\n"
+    "commands:\n"
+    "  zoo list [--json]                 list the built-in models\n"
+    "  model info MODEL [options]        parameters, MACs, working sets and the loop-nest\n"
+    "                                    problem of every layer; MODEL is a zoo name or an\n"
+    "                                    .onnx file\n"
+    "  model export NAME OUT.onnx        write a zoo model as ONNX (weights stripped)\n"
+    "\n"
+    "run 'accelsearch <command> --help' for the options of a command.\n";
+
+int cli_exit_for(as_code code)
+{
+    return code == AS_OK ? CLI_EXIT_OK : code == AS_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *command = argv[1];
+    if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
+        strcmp(command, "help") == 0) {
+        fputs(usage_text, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(command, "--version") == 0) {
+        printf("accelsearch 0.1.0\n");
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(command, "zoo") == 0)
+        return cli_zoo(argc - 2, argv + 2);
+    if (strcmp(command, "model") == 0)
+        return cli_model(argc - 2, argv + 2);
+    fprintf(stderr, "accelsearch: unknown command '%s'\n\n%s", command, usage_text);
+    return CLI_EXIT_USAGE;
+}

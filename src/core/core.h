@@ -1,0 +1,108 @@
+/*
+ * core.h -- shared helpers of accelsearch: status reporting, arena
+ * allocation and a string-keyed hash map.
+ *
+ * Everything below the CLI reports failure through an as_status: a code
+ * and a message that names the file, line and key of bad input.  Library
+ * code never prints and never exits; the caller decides what to show.
+ */
+#ifndef AS_CORE_H
+#define AS_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum as_code {
+    AS_OK = 0,
+    AS_EINVAL,   /* bad input: a file, an option, a graph that is not well formed */
+    AS_ENOMEM,   /* an allocation failed */
+    AS_EIO,      /* a file could not be read or written */
+    AS_EINTERNAL /* a broken invariant inside the library */
+} as_code;
+
+#define AS_MSG_BYTES 512
+
+typedef struct as_status {
+    as_code code;
+    char message[AS_MSG_BYTES]; /* human-readable, one line, no trailing newline */
+} as_status;
+
+#if defined(__GNUC__)
+#define AS_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define AS_PRINTF(fmt, args)
+#endif
+
+/* Reset st to AS_OK with an empty message.  st may be NULL. */
+void as_status_clear(as_status *st);
+
+/* Record a failure in st (which may be NULL) and return code, so that a
+ * function can write `return as_fail(st, AS_EINVAL, "...", ...)`.  The
+ * first failure wins: a later call does not overwrite an earlier message,
+ * because the first one is the cause and the rest are consequences. */
+as_code as_fail(as_status *st, as_code code, const char *fmt, ...) AS_PRINTF(3, 4);
+
+/* Name of a status code ("ok", "invalid input", ...). */
+const char *as_code_name(as_code code);
+
+/* ----------------------------------------------------------------- arena */
+
+/* A bump allocator: many small allocations, freed all at once.  Blocks
+ * grow geometrically; nothing is ever moved, so pointers stay valid until
+ * as_arena_free. */
+typedef struct as_arena_block as_arena_block;
+typedef struct as_arena {
+    as_arena_block *head;       /* newest block first */
+    size_t bytes_allocated;     /* sum of block sizes, for statistics */
+} as_arena;
+
+void as_arena_init(as_arena *a);
+/* Free every block; the arena may be used again afterwards. */
+void as_arena_free(as_arena *a);
+/* size bytes aligned for any type, zero-filled; NULL when out of memory. */
+void *as_arena_alloc(as_arena *a, size_t size);
+/* A copy of s (NULL gives NULL) / of n elements of elem_size bytes. */
+char *as_arena_strdup(as_arena *a, const char *s);
+void *as_arena_memdup(as_arena *a, const void *src, size_t bytes);
+char *as_arena_printf(as_arena *a, const char *fmt, ...) AS_PRINTF(2, 3);
+
+/* ----------------------------------------------------------- string map */
+
+/* Open-addressing map from NUL-terminated keys to int32 values.  Keys are
+ * not copied: they must outlive the map (typically they live in an arena).
+ * Used to resolve tensor names to indices while building graphs. */
+typedef struct as_strmap {
+    const char **keys;
+    int32_t *values;
+    size_t capacity; /* power of two, 0 when empty */
+    size_t count;
+} as_strmap;
+
+void as_strmap_init(as_strmap *m);
+void as_strmap_free(as_strmap *m);
+/* Insert or replace; false when out of memory. */
+bool as_strmap_put(as_strmap *m, const char *key, int32_t value);
+/* The value of key, or -1 when absent. */
+int32_t as_strmap_get(const as_strmap *m, const char *key);
+
+/* 64-bit FNV-1a hash of n bytes, continuing from seed (use AS_HASH_SEED). */
+#define AS_HASH_SEED 0xcbf29ce484222325ULL
+uint64_t as_hash_bytes(const void *data, size_t n, uint64_t seed);
+
+/* -------------------------------------------------------- checked integers */
+
+/* a*b and a+b for non-negative int64, false on overflow (result untouched). */
+bool as_mul_i64(int64_t a, int64_t b, int64_t *result);
+bool as_add_i64(int64_t a, int64_t b, int64_t *result);
+
+/* ------------------------------------------------------------- files */
+
+/* Read a whole file into malloc'd memory (caller frees).  On failure
+ * returns NULL and names the path and the system error in st. */
+uint8_t *as_read_file(const char *path, size_t *size, as_status *st);
+
+#endif

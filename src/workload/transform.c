@@ -1,0 +1,439 @@
+/*
+ * transform.c -- the model-optimisation layer of the stack and the
+ * compiler's pre-fusion passes: batch size, storage precision, folding of
+ * BatchNormalization into convolutions, fusability marks, unstructured and
+ * channel pruning (see workload.h).
+ *
+ * Every transform that changes a shape re-runs wl_graph_infer, so the graph
+ * is always left consistent (or the status says why not).
+ */
+#include "workload.h"
+
+#include <math.h>
+#include <string.h>
+
+#define OP_FMT "%s: node %d '%s' (%s)"
+#define OP_ARGS(g, op) (g)->source, (op)->source_index, (op)->name, (op)->op_type
+
+/* ------------------------------------------------------------ precision */
+
+static const struct {
+    const char *name;
+    int weight_bits, activation_bits;
+} precisions[] = {
+    [WL_PREC_FP32] = {"fp32", 32, 32}, [WL_PREC_FP16] = {"fp16", 16, 16},
+    [WL_PREC_BF16] = {"bf16", 16, 16}, [WL_PREC_INT8] = {"int8", 8, 8},
+    [WL_PREC_MIXED] = {"mixed", 8, 16},
+};
+enum { N_PRECISIONS = sizeof precisions / sizeof precisions[0] };
+
+bool wl_precision_parse(const char *s, wl_precision *out)
+{
+    for (int p = 0; p < N_PRECISIONS; p++) {
+        if (strcmp(s, precisions[p].name) == 0) {
+            *out = (wl_precision)p;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *wl_precision_name(wl_precision p)
+{
+    return (unsigned)p < N_PRECISIONS ? precisions[p].name : "?";
+}
+
+/* Integer tensors (token ids, shapes, indices) keep their width: the
+ * precision of a model is the precision of its float data. */
+void wl_set_precision(wl_graph *g, wl_precision p)
+{
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        wl_tensor *tensor = &g->tensors[t];
+        if (!wl_dtype_is_float(tensor->dtype))
+            continue;
+        tensor->bits = tensor->kind == WL_TENSOR_WEIGHT ? precisions[p].weight_bits
+                                                        : precisions[p].activation_bits;
+    }
+}
+
+as_code wl_set_tensor_bits(wl_graph *g, const char *name, int bits, as_status *st)
+{
+    int32_t t = wl_find_tensor(g, name);
+    if (t < 0)
+        return as_fail(st, AS_EINVAL, "%s: no tensor named '%s'", g->source, name);
+    if (bits < 1 || bits > 64)
+        return as_fail(st, AS_EINVAL, "%s: tensor '%s': bits = %d is outside 1..64", g->source,
+                       name, bits);
+    g->tensors[t].bits = bits;
+    return AS_OK;
+}
+
+/* ---------------------------------------------------------------- batch */
+
+/* A Reshape whose constant target spells out the batch of its input
+ * (torch writes [1, 128, 12, 64] for a batch-1 export) must follow a new
+ * batch; a target of 0 or -1 in that place follows by itself. */
+static void retarget_reshapes(wl_graph *g, int64_t old_batch, int64_t batch)
+{
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const wl_op *op = &g->ops[o];
+        if (op->dead || op->kind != WL_OP_RESHAPE || op->n_inputs < 2 || op->inputs[1] < 0)
+            continue;
+        const wl_tensor *data = &g->tensors[op->inputs[0]];
+        wl_tensor *target = &g->tensors[op->inputs[1]];
+        if (target->producer >= 0 || !target->ivalues || wl_tensor_elements(target) < 1)
+            continue;
+        if (data->shape_known && data->rank > 0 && data->dims[0] == old_batch &&
+            target->ivalues[0] == old_batch)
+            target->ivalues[0] = batch;
+    }
+}
+
+as_code wl_set_batch(wl_graph *g, int64_t batch, as_status *st)
+{
+    if (batch < 1)
+        return as_fail(st, AS_EINVAL, "%s: batch must be positive, got %lld", g->source,
+                       (long long)batch);
+    if (g->n_inputs == 0)
+        return as_fail(st, AS_EINVAL, "%s: the graph has no inputs to batch", g->source);
+    const wl_tensor *first = &g->tensors[g->inputs[0]];
+    if (!first->shape_known || first->rank < 1)
+        return as_fail(st, AS_EINVAL, "%s: input '%s' has no batch dimension", g->source,
+                       first->name);
+    int64_t old_batch = first->dims[0];
+    if (old_batch == batch)
+        return AS_OK;
+    retarget_reshapes(g, old_batch, batch);
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        wl_tensor *t = &g->tensors[g->inputs[i]];
+        if (t->shape_known && t->rank >= 1)
+            t->dims[0] = batch;
+    }
+    return wl_graph_infer(g, st);
+}
+
+/* ------------------------------------------------------ batchnorm folding */
+
+/* The conv whose only reader is BN op `bn`, or -1. */
+static int32_t foldable_conv(const wl_graph *g, const wl_op *bn)
+{
+    if (bn->n_inputs < 5 || bn->inputs[0] < 0)
+        return -1;
+    for (int i = 1; i < bn->n_outputs; i++) /* training-mode outputs in use */
+        if (bn->outputs[i] >= 0 && wl_consumer_count(g, bn->outputs[i]) > 0)
+            return -1;
+    int32_t x = bn->inputs[0];
+    int32_t p = g->tensors[x].producer;
+    if (p < 0 || wl_consumer_count(g, x) != 1)
+        return -1;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == x)
+            return -1;
+    const wl_op *conv = &g->ops[p];
+    if (conv->dead || (conv->kind != WL_OP_CONV && conv->kind != WL_OP_CONV_TRANSPOSE))
+        return -1;
+    return p;
+}
+
+/* Give conv a bias input of `channels` elements if it has none: folding a
+ * BN leaves a per-channel shift, which becomes the conv's bias. */
+static as_code ensure_bias(wl_graph *g, int32_t c, int64_t channels, as_status *st)
+{
+    wl_op *conv = &g->ops[c];
+    if (conv->n_inputs >= 3 && conv->inputs[2] >= 0)
+        return AS_OK;
+    const char *weight_name = g->tensors[conv->inputs[1]].name;
+    char *name = as_arena_printf(&g->arena, "%s.folded_bias", weight_name);
+    for (int k = 2; name && wl_find_tensor(g, name) >= 0; k++)
+        name = as_arena_printf(&g->arena, "%s.folded_bias%d", weight_name, k);
+    int32_t *inputs = as_arena_alloc(&g->arena, 3 * sizeof *inputs);
+    if (!name || !inputs)
+        return as_fail(st, AS_ENOMEM, "%s: out of memory folding BatchNormalization", g->source);
+    int32_t bias = wl_add_tensor(g, name, WL_TENSOR_WEIGHT, g->tensors[conv->inputs[1]].dtype,
+                                 1, &channels, st);
+    if (bias < 0)
+        return st ? st->code : AS_EINVAL;
+    conv = &g->ops[c]; /* the tensor array may have moved, not the op array */
+    g->tensors[bias].bits = g->tensors[conv->inputs[1]].bits;
+    g->tensors[bias].data_stripped = true;
+    inputs[0] = conv->inputs[0];
+    inputs[1] = conv->inputs[1];
+    inputs[2] = bias;
+    conv->inputs = inputs;
+    conv->n_inputs = 3;
+    return AS_OK;
+}
+
+as_code wl_fold_batchnorm(wl_graph *g, int *n_folded, as_status *st)
+{
+    int folded = 0;
+    as_code rc = wl_graph_index(g, st);
+    for (int32_t o = 0; rc == AS_OK && o < g->n_ops; o++) {
+        wl_op *bn = &g->ops[o];
+        if (bn->dead || bn->kind != WL_OP_BATCHNORM)
+            continue;
+        int32_t c = foldable_conv(g, bn);
+        if (c < 0)
+            continue;
+        const wl_tensor *y = &g->tensors[bn->outputs[0]];
+        if (!y->shape_known || y->rank < 2)
+            continue;
+        rc = ensure_bias(g, c, y->dims[1], st);
+        if (rc != AS_OK)
+            break;
+        /* The conv now writes the BN's output; the BN and the conv's old
+         * output drop out at compaction. */
+        bn = &g->ops[o];
+        g->ops[c].outputs[0] = bn->outputs[0];
+        g->tensors[bn->outputs[0]].producer = c;
+        bn->dead = true;
+        folded++;
+    }
+    if (rc == AS_OK && folded > 0)
+        rc = wl_graph_compact(g, st);
+    if (rc == AS_OK && folded > 0)
+        rc = wl_graph_infer(g, st);
+    if (n_folded)
+        *n_folded = folded;
+    return rc;
+}
+
+/* ------------------------------------------------------------- fusability */
+
+static bool is_elementwise(wl_op_kind k)
+{
+    wl_op_category c = wl_op_kind_category(k);
+    return c == WL_CAT_UNARY || c == WL_CAT_BINARY || k == WL_OP_BATCHNORM;
+}
+
+void wl_mark_fusable(wl_graph *g)
+{
+    if (!g->consumer_start && wl_graph_index(g, NULL) != AS_OK)
+        return;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        wl_op *op = &g->ops[o];
+        op->fusable = false;
+        if (op->dead || op->folded || !is_elementwise(op->kind))
+            continue;
+        /* Fusable when some data input is produced by a working op and read
+         * by this op alone: the value never needs to leave the producer. */
+        for (int i = 0; i < op->n_inputs && !op->fusable; i++) {
+            int32_t t = op->inputs[i];
+            if (t < 0 || g->tensors[t].producer < 0)
+                continue;
+            const wl_op *p = &g->ops[g->tensors[t].producer];
+            op->fusable = !p->folded && wl_op_kind_category(p->kind) != WL_CAT_SHAPE &&
+                          wl_consumer_count(g, t) == 1;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- pruning */
+
+/* The operand of a compute op that holds its weights, or -1. */
+static int32_t weight_operand(const wl_graph *g, const wl_op *op)
+{
+    for (int i = 0; i < op->n_inputs && i < 2; i++)
+        if (op->inputs[i] >= 0 && g->tensors[op->inputs[i]].kind == WL_TENSOR_WEIGHT)
+            return op->inputs[i];
+    return -1;
+}
+
+/* The live op named name, or -1. */
+static int32_t find_op(const wl_graph *g, const char *name)
+{
+    for (int32_t o = 0; o < g->n_ops; o++)
+        if (!g->ops[o].dead && strcmp(g->ops[o].name, name) == 0)
+            return o;
+    return -1;
+}
+
+as_code wl_prune_unstructured(wl_graph *g, const char *op_name, double density, as_status *st)
+{
+    if (!(density > 0.0 && density <= 1.0))
+        return as_fail(st, AS_EINVAL, "%s: weight density %g is outside (0, 1]", g->source,
+                       density);
+    if (op_name) {
+        int32_t o = find_op(g, op_name);
+        if (o < 0)
+            return as_fail(st, AS_EINVAL, "%s: no layer named '%s'", g->source, op_name);
+        int32_t w = wl_op_kind_category(g->ops[o].kind) == WL_CAT_COMPUTE
+                        ? weight_operand(g, &g->ops[o])
+                        : -1;
+        if (w < 0)
+            return as_fail(st, AS_EINVAL, OP_FMT ": not a compute layer with weights",
+                           OP_ARGS(g, &g->ops[o]));
+        g->tensors[w].density = density;
+        return AS_OK;
+    }
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        if (g->ops[o].dead || wl_op_kind_category(g->ops[o].kind) != WL_CAT_COMPUTE)
+            continue;
+        int32_t w = weight_operand(g, &g->ops[o]);
+        if (w >= 0)
+            g->tensors[w].density = density;
+    }
+    return AS_OK;
+}
+
+/*
+ * Channel pruning.  Removing output channels of a conv is legal when every
+ * path from its output reaches, through per-channel ops only, a consumer
+ * that can drop the matching input channels: a dense conv or Gemm-free
+ * conv (its weights lose input channels) or a depthwise conv (which loses
+ * the same channels and passes them on).  A residual Add, a Concat, a
+ * broadcast Mul or a graph output fixes the channel count and blocks it.
+ * A plan lists the (tensor, axis) edits and the depthwise ops whose group
+ * shrinks; it is built completely before anything is changed.
+ */
+#define PLAN_MAX_EDITS 64
+typedef struct prune_plan {
+    int n_edits;
+    int32_t tensor[PLAN_MAX_EDITS];
+    int axis[PLAN_MAX_EDITS];
+    int n_groups;
+    int32_t group_op[PLAN_MAX_EDITS];
+} prune_plan;
+
+static bool plan_edit(prune_plan *p, int32_t tensor, int axis)
+{
+    if (tensor < 0)
+        return true;
+    if (p->n_edits == PLAN_MAX_EDITS)
+        return false;
+    p->tensor[p->n_edits] = tensor;
+    p->axis[p->n_edits++] = axis;
+    return true;
+}
+
+static bool is_graph_output(const wl_graph *g, int32_t t)
+{
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t)
+            return true;
+    return false;
+}
+
+/* A weight may shrink only when no other op reads it. */
+static bool private_weight(const wl_graph *g, int32_t t)
+{
+    return t < 0 || (g->tensors[t].kind == WL_TENSOR_WEIGHT && wl_consumer_count(g, t) == 1);
+}
+
+static bool plan_consumers(const wl_graph *g, int32_t t, prune_plan *p, int depth);
+
+/* Plan the edits for consumer op c reading the pruned channels in t. */
+static bool plan_consumer(const wl_graph *g, int32_t c, int32_t t, prune_plan *p, int depth)
+{
+    const wl_op *op = &g->ops[c];
+    if (op->n_inputs < 1 || op->inputs[0] != t)
+        return false; /* the channels arrive as a weight or a second operand */
+    for (int i = 1; i < op->n_inputs; i++)
+        if (op->inputs[i] == t)
+            return false;
+    if (op->kind == WL_OP_CONV) {
+        const wl_tensor *x = &g->tensors[t];
+        int64_t channels = x->shape_known && x->rank >= 2 ? x->dims[1] : -1;
+        if (!private_weight(g, op->inputs[1]))
+            return false;
+        if (op->attrs.group == 1)
+            return plan_edit(p, op->inputs[1], 1);
+        if (op->attrs.group != channels || g->tensors[op->inputs[1]].dims[0] != channels)
+            return false; /* grouped but not depthwise with multiplier 1 */
+        if (p->n_groups == PLAN_MAX_EDITS || (op->n_inputs > 2 && !private_weight(g, op->inputs[2])))
+            return false;
+        p->group_op[p->n_groups++] = c;
+        return plan_edit(p, op->inputs[1], 0) &&
+               plan_edit(p, op->n_inputs > 2 ? op->inputs[2] : -1, 0) &&
+               plan_consumers(g, op->outputs[0], p, depth + 1);
+    }
+    if (op->kind == WL_OP_BATCHNORM) {
+        for (int i = 1; i < op->n_inputs && i <= 4; i++)
+            if (!private_weight(g, op->inputs[i]) || !plan_edit(p, op->inputs[i], 0))
+                return false;
+        return plan_consumers(g, op->outputs[0], p, depth + 1);
+    }
+    if (wl_op_kind_category(op->kind) == WL_CAT_UNARY && op->n_outputs == 1) {
+        for (int i = 1; i < op->n_inputs; i++) /* Clip bounds must be scalars */
+            if (op->inputs[i] >= 0 && wl_tensor_elements(&g->tensors[op->inputs[i]]) != 1)
+                return false;
+        return plan_consumers(g, op->outputs[0], p, depth + 1);
+    }
+    return false;
+}
+
+static bool plan_consumers(const wl_graph *g, int32_t t, prune_plan *p, int depth)
+{
+    if (depth > 16 || is_graph_output(g, t) || wl_consumer_count(g, t) == 0)
+        return false;
+    for (int32_t k = 0; k < wl_consumer_count(g, t); k++)
+        if (!plan_consumer(g, wl_consumer_list(g, t)[k], t, p, depth))
+            return false;
+    return true;
+}
+
+/* The plan for pruning the output channels of conv o; false when blocked. */
+static bool plan_conv(const wl_graph *g, int32_t o, prune_plan *p)
+{
+    const wl_op *op = &g->ops[o];
+    memset(p, 0, sizeof *p);
+    if (op->dead || op->kind != WL_OP_CONV || op->attrs.group != 1 || op->n_inputs < 2 ||
+        !private_weight(g, op->inputs[1]))
+        return false;
+    if (!plan_edit(p, op->inputs[1], 0))
+        return false;
+    if (op->n_inputs > 2 && (!private_weight(g, op->inputs[2]) || !plan_edit(p, op->inputs[2], 0)))
+        return false;
+    return plan_consumers(g, op->outputs[0], p, 0);
+}
+
+static void apply_plan(wl_graph *g, const prune_plan *p, int64_t channels)
+{
+    for (int i = 0; i < p->n_edits; i++)
+        g->tensors[p->tensor[i]].dims[p->axis[i]] = channels;
+    for (int i = 0; i < p->n_groups; i++)
+        g->ops[p->group_op[i]].attrs.group = channels;
+}
+
+as_code wl_prune_channels(wl_graph *g, const char *op_name, double keep, int *n_pruned,
+                          as_status *st)
+{
+    if (!(keep > 0.0 && keep <= 1.0))
+        return as_fail(st, AS_EINVAL, "%s: channel keep fraction %g is outside (0, 1]", g->source,
+                       keep);
+    as_code rc = wl_graph_index(g, st);
+    if (rc != AS_OK)
+        return rc;
+    int pruned = 0;
+    int32_t only = -1;
+    if (op_name) {
+        only = find_op(g, op_name);
+        if (only < 0)
+            return as_fail(st, AS_EINVAL, "%s: no layer named '%s'", g->source, op_name);
+    }
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        if (only >= 0 && o != only)
+            continue;
+        prune_plan plan;
+        if (!plan_conv(g, o, &plan)) {
+            if (only >= 0)
+                return as_fail(st, AS_EINVAL,
+                               OP_FMT ": its output channels cannot shrink: a residual Add, a "
+                                      "Concat, a broadcast operand or a graph output depends on "
+                                      "their number",
+                               OP_ARGS(g, &g->ops[o]));
+            continue;
+        }
+        int64_t channels = g->tensors[g->ops[o].inputs[1]].dims[0];
+        int64_t kept = (int64_t)ceil(keep * (double)channels);
+        if (kept < 1)
+            kept = 1;
+        if (kept < channels) {
+            apply_plan(g, &plan, kept);
+            pruned++;
+        }
+    }
+    if (n_pruned)
+        *n_pruned = pruned;
+    return pruned ? wl_graph_infer(g, st) : AS_OK;
+}
