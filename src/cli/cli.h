@@ -12,7 +12,8 @@
 /* Exit statuses of the program. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
 
-/* The exit status for a library status: bad input is 2, the rest 1. */
+/* The exit status for a library status: bad input (including unreadable or
+ * unwritable files) is 2, the rest 1. */
 int cli_exit_for(as_code code);
 
 /* A minimal streaming JSON writer: it tracks nesting and commas so that

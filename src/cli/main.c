@@ -22,9 +22,16 @@ static const char usage_text[] =
     "\n"
     "run 'accelsearch <command> --help' for the options of a command.\n";
 
+/* A file that cannot be read or written is the user's input too (a wrong
+ * path); only exhausted memory and broken invariants are our failures. */
 int cli_exit_for(as_code code)
 {
-    return code == AS_OK ? CLI_EXIT_OK : code == AS_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+    switch (code) {
+    case AS_OK: return CLI_EXIT_OK;
+    case AS_EINVAL:
+    case AS_EIO: return CLI_EXIT_USAGE;
+    default: return CLI_EXIT_FAILURE;
+    }
 }
 
 int main(int argc, char **argv)

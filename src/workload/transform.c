@@ -81,7 +81,8 @@ static void retarget_reshapes(wl_graph *g, int64_t old_batch, int64_t batch)
             continue;
         const wl_tensor *data = &g->tensors[op->inputs[0]];
         wl_tensor *target = &g->tensors[op->inputs[1]];
-        if (target->producer >= 0 || !target->ivalues || wl_tensor_elements(target) < 1)
+        bool stored = target->producer < 0 || g->ops[target->producer].kind == WL_OP_CONSTANT;
+        if (!stored || !target->ivalues || wl_tensor_elements(target) < 1)
             continue;
         if (data->shape_known && data->rank > 0 && data->dims[0] == old_batch &&
             target->ivalues[0] == old_batch)
