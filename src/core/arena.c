@@ -33,7 +33,7 @@ void as_arena_free(as_arena *a)
 
 void *as_arena_alloc(as_arena *a, size_t size)
 {
-    const size_t align = sizeof(max_align_t);
+    const size_t align = _Alignof(max_align_t);
     size = (size + align - 1) / align * align;
     if (size == 0)
         size = align;
