@@ -514,7 +514,8 @@ as_code wl_onnx_load(const char *path, const wl_onnx_options *opt, wl_graph **ou
                      as_status *st);
 as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *display_name,
                             const wl_onnx_options *opt, wl_graph **out, as_status *st);
-/* Write g as an ONNX model (opset 13) without weight data: initializers
+/* Write g as an ONNX model (the source's opset; 17 when it uses
+ * LayerNormalization) without weight data: initializers
  * keep name, type and dims, constants keep their values. */
 as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st);
 
