@@ -182,6 +182,8 @@ static as_code int_values(const wl_infer_ctx *c, int slot, const char *role, con
 {
     const wl_tensor *t = IN(c, slot);
     int64_t n = wl_tensor_elements(t);
+    *values = NULL;
+    *count = 0;
     if (n > 0 && !t->ivalues)
         return wl_infer_fail(c,
                              "%s input '%s' has no known integer values (it must be a "
@@ -192,6 +194,25 @@ static as_code int_values(const wl_infer_ctx *c, int slot, const char *role, con
                              t->name, t->rank);
     *values = t->ivalues;
     *count = n;
+    return AS_OK;
+}
+
+/* A target shape given as input `slot`: a known list of at most
+ * WL_MAX_RANK entries, none negative unless Reshape's 0 / -1 conventions
+ * (allow_special) apply. */
+static as_code shape_values(const wl_infer_ctx *c, int slot, bool allow_special,
+                            const int64_t **shape, int64_t *n)
+{
+    as_code rc = int_values(c, slot, "shape", shape, n);
+    if (rc != AS_OK)
+        return rc;
+    if (*n > WL_MAX_RANK)
+        return wl_infer_fail(c, "input 'shape' has %lld entries; at most %d is supported",
+                             (long long)*n, WL_MAX_RANK);
+    for (int64_t i = 0; i < *n && !allow_special; i++)
+        if ((*shape)[i] < 0)
+            return wl_infer_fail(c, "input 'shape' has negative entry %lld",
+                                 (long long)(*shape)[i]);
     return AS_OK;
 }
 
@@ -924,15 +945,9 @@ static as_code infer_expand(wl_infer_ctx *c)
     const wl_tensor *x = IN(c, 0);
     const int64_t *shape;
     int64_t n;
-    as_code rc = int_values(c, 1, "shape", &shape, &n);
+    as_code rc = shape_values(c, 1, false, &shape, &n);
     if (rc != AS_OK)
         return rc;
-    if (n > WL_MAX_RANK)
-        return wl_infer_fail(c, "input 'shape' has %lld entries; at most %d is supported",
-                             (long long)n, WL_MAX_RANK);
-    for (int64_t i = 0; i < n; i++)
-        if (shape[i] < 0)
-            return wl_infer_fail(c, "input 'shape' has negative entry %lld", (long long)shape[i]);
     int rank;
     int64_t dims[WL_MAX_RANK];
     rc = broadcast(c, x->rank, x->dims, (int)n, shape, &rank, dims);
@@ -1058,12 +1073,9 @@ static as_code infer_reshape(wl_infer_ctx *c)
     const wl_tensor *x = IN(c, 0);
     const int64_t *shape;
     int64_t n;
-    as_code rc = int_values(c, 1, "shape", &shape, &n);
+    as_code rc = shape_values(c, 1, true, &shape, &n);
     if (rc != AS_OK)
         return rc;
-    if (n > WL_MAX_RANK)
-        return wl_infer_fail(c, "input 'shape' has %lld entries; at most %d is supported",
-                             (long long)n, WL_MAX_RANK);
     int64_t dims[WL_MAX_RANK], known = 1, total = wl_tensor_elements(x);
     int infer_at = -1;
     for (int i = 0; i < n; i++) {
@@ -1189,12 +1201,9 @@ static as_code infer_constant_of_shape(wl_infer_ctx *c)
 {
     const int64_t *shape;
     int64_t n;
-    as_code rc = int_values(c, 0, "shape", &shape, &n);
+    as_code rc = shape_values(c, 0, false, &shape, &n);
     if (rc != AS_OK)
         return rc;
-    if (n > WL_MAX_RANK)
-        return wl_infer_fail(c, "input 'shape' has %lld entries; at most %d is supported",
-                             (long long)n, WL_MAX_RANK);
     wl_dtype dtype = c->g->tensors[c->op->outputs[0]].dtype;
     c->fill = c->op->attrs.value;
     return set_output(c, 0, dtype != WL_DTYPE_UNDEFINED ? dtype : WL_DTYPE_F32, (int)n, shape);
