@@ -394,7 +394,8 @@ static void test_builder_modules(void **state)
 }
 
 /* Activations as the exporter writes them: ReLU6 = Clip(x, 0, 6) with
- * constant inputs, SiLU = x * Sigmoid(x), GELU = Div, Erf, Add, Mul, Mul. */
+ * Constant inputs, SiLU = x * Sigmoid(x), GELU = Div, Erf, Add, Mul, Mul
+ * with a Constant before each use of one. */
 static void test_builder_activations(void **state)
 {
     builder_fixture *f = *state;
@@ -415,9 +416,11 @@ static void test_builder_activations(void **state)
 
     n_before = f->g->n_ops;
     int32_t gelu = zb_gelu(b, x);
-    static const wl_op_kind gelu_ops[] = {WL_OP_DIV, WL_OP_ERF, WL_OP_ADD, WL_OP_MUL, WL_OP_MUL};
-    assert_int_equal(f->g->n_ops, n_before + 5);
-    for (int i = 0; i < 5; i++)
+    static const wl_op_kind gelu_ops[] = {WL_OP_CONSTANT, WL_OP_DIV, WL_OP_ERF,
+                                          WL_OP_CONSTANT, WL_OP_ADD, WL_OP_MUL,
+                                          WL_OP_CONSTANT, WL_OP_MUL};
+    assert_int_equal(f->g->n_ops, n_before + 8);
+    for (int i = 0; i < 8; i++)
         assert_int_equal(f->g->ops[n_before + i].kind, gelu_ops[i]);
     assert_dims(b, gelu, 2, dims);
     assert_int_equal(f->st.code, AS_OK);

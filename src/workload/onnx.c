@@ -55,7 +55,7 @@ typedef Onnx__AttributeProto__AttributeType attr_type;
 typedef enum attr_slot {
     SLOT_I64,      /* INT into an int64_t field */
     SLOT_FLAG,     /* INT into an int field (0/1 switches) */
-    SLOT_F64,      /* FLOAT into a double field */
+    SLOT_F32,      /* FLOAT into a float field */
     SLOT_SPATIAL,  /* INTS, `per_dim` values per spatial dimension; sets n_spatial */
     SLOT_LIST,     /* INTS into an int64_t array with an int count field */
     SLOT_AUTO_PAD, /* STRING into wl_auto_pad */
@@ -105,17 +105,17 @@ static const attr_rule attr_rules[] = {
     {"split", A_INTS, SLOT_LIST, LIST(split, n_split), FOR_ALL, 0},
     {"transA", A_INT, SLOT_FLAG, AT(trans_a), 0, 0, FOR_ALL, 0},
     {"transB", A_INT, SLOT_FLAG, AT(trans_b), 0, 0, FOR_ALL, 0},
-    {"alpha", A_FLOAT, SLOT_F64, AT(alpha), 0, 0, FOR_ALL_BUT, WL_OP_CLIP},
-    {"beta", A_FLOAT, SLOT_F64, AT(beta), 0, 0, FOR_ALL_BUT, WL_OP_CLIP},
-    {"min", A_FLOAT, SLOT_F64, AT(alpha), 0, 0, FOR_ONLY, WL_OP_CLIP},
-    {"max", A_FLOAT, SLOT_F64, AT(beta), 0, 0, FOR_ONLY, WL_OP_CLIP},
-    {"epsilon", A_FLOAT, SLOT_F64, AT(epsilon), 0, 0, FOR_ALL, 0},
+    {"alpha", A_FLOAT, SLOT_F32, AT(alpha), 0, 0, FOR_ALL_BUT, WL_OP_CLIP},
+    {"beta", A_FLOAT, SLOT_F32, AT(beta), 0, 0, FOR_ALL_BUT, WL_OP_CLIP},
+    {"min", A_FLOAT, SLOT_F32, AT(alpha), 0, 0, FOR_ONLY, WL_OP_CLIP},
+    {"max", A_FLOAT, SLOT_F32, AT(beta), 0, 0, FOR_ONLY, WL_OP_CLIP},
+    {"epsilon", A_FLOAT, SLOT_F32, AT(epsilon), 0, 0, FOR_ALL, 0},
     {"to", A_INT, SLOT_DTYPE, AT(to), 0, 0, FOR_ONLY, WL_OP_CAST},
     {"value", A_TENSOR, SLOT_VALUE, AT(value), 0, 0, FOR_ONLY, WL_OP_CONSTANT_OF_SHAPE},
     {"blocksize", A_INT, SLOT_I64, AT(blocksize), 0, 0, FOR_ALL, 0},
     {"mode", A_STRING, SLOT_CRD, AT(mode_crd), 0, 0, FOR_ONLY, WL_OP_DEPTH_TO_SPACE},
     {"mode", A_STRING, SLOT_MODE, AT(mode), 0, 0, FOR_ALL_BUT, WL_OP_DEPTH_TO_SPACE},
-    {"ratio", A_FLOAT, SLOT_F64, AT(ratio), 0, 0, FOR_ALL, 0},
+    {"ratio", A_FLOAT, SLOT_F32, AT(ratio), 0, 0, FOR_ALL, 0},
 };
 enum { N_ATTR_RULES = sizeof attr_rules / sizeof attr_rules[0] };
 
@@ -858,7 +858,7 @@ static as_code store_attr(importer *im, size_t node, const char *where,
 {
     switch (r->slot) {
     case SLOT_I64: *FIELD(a, r, int64_t) = at->i; return AS_OK;
-    case SLOT_F64: *FIELD(a, r, double) = at->f; return AS_OK;
+    case SLOT_F32: *FIELD(a, r, float) = at->f; return AS_OK;
     case SLOT_FLAG:
         if (at->i < INT_MIN || at->i > INT_MAX)
             return as_fail(im->st, AS_EINVAL, "%s: attribute '%s' value %lld is out of range",
@@ -1249,7 +1249,7 @@ static size_t slot_bytes(attr_slot slot)
 {
     switch (slot) {
     case SLOT_I64: return sizeof(int64_t);
-    case SLOT_F64: return sizeof(double);
+    case SLOT_F32: return sizeof(float);
     case SLOT_FLAG:
     case SLOT_CRD: return sizeof(int);
     case SLOT_DTYPE: return sizeof(wl_dtype);
@@ -1412,7 +1412,7 @@ static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const 
     case SLOT_I64: at->i = *CFIELD(a, r, int64_t); break;
     case SLOT_FLAG: at->i = *CFIELD(a, r, int); break;
     case SLOT_DTYPE: at->i = *CFIELD(a, r, wl_dtype); break;
-    case SLOT_F64: at->f = (float)*CFIELD(a, r, double); break;
+    case SLOT_F32: at->f = *CFIELD(a, r, float); break;
     case SLOT_SPATIAL:
     case SLOT_LIST:
         at->n_ints = (size_t)rule_count(r, a);

@@ -232,14 +232,14 @@ typedef struct wl_attrs {
     int trans_a, trans_b;
     /* Gemm alpha/beta; LeakyRelu, HardSigmoid alpha/beta; Clip min/max
      * (attribute form before opset 11) in alpha/beta. */
-    double alpha, beta;
-    double epsilon;            /* BatchNormalization, LayerNormalization */
+    float alpha, beta;         /* float, like ONNX's attributes, so that they round-trip */
+    float epsilon;             /* BatchNormalization, LayerNormalization */
     wl_dtype to;               /* Cast */
     double value;              /* ConstantOfShape fill value */
     int64_t blocksize;         /* DepthToSpace */
     int mode_crd;              /* DepthToSpace: 1 = CRD, 0 = DCR */
     char mode[16];             /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
-    double ratio;              /* Dropout (inference: identity) */
+    float ratio;               /* Dropout (inference: identity) */
 } wl_attrs;
 
 /* ONNX's defaults: strides and dilations 1, group 1, keepdims 1, alpha 1,

@@ -172,7 +172,9 @@ static void module_params(zb *b, const char *path, int32_t in[3], int rank,
  * A constant of `count` values, rank 0 when scalar (else rank 1), kept in
  * the tensor so that inference can read it (Clip bounds, Reshape targets,
  * Slice starts): `values` are int64_t for an integer dtype (ivalues) and
- * double for a floating one (fvalues).  Named "<scope>.const:<n>".
+ * double for a floating one (fvalues).  Named "<scope>.const:<n>" and
+ * written by a Constant op, as torch.onnx.export writes such values, so
+ * that an exported zoo model reads back as the same graph.
  */
 static int32_t add_constant(zb *b, wl_dtype dtype, bool scalar, int count, const void *values)
 {
@@ -204,6 +206,9 @@ static int32_t add_constant(zb *b, wl_dtype dtype, bool scalar, int count, const
         b->g->tensors[t].fvalues = copy;
     else
         b->g->tensors[t].ivalues = copy;
+    int32_t op = wl_add_op(b->g, WL_OP_CONSTANT, path, NULL, 0, NULL, 1, &t, NULL, b->st);
+    if (op < 0 || wl_infer_op(b->g, op, b->st) != AS_OK)
+        return -1;
     return t;
 }
 
