@@ -9,11 +9,11 @@
 
 static const char model_usage[] =
     "usage: accelsearch model info MODEL [options]\n"
-    "       accelsearch model export MODEL OUT.onnx [--batch N]\n"
+    "       accelsearch model export MODEL OUT.onnx [options]\n"
     "\n"
     "MODEL is a zoo name (see 'accelsearch zoo list') or a path to an .onnx file.\n"
     "\n"
-    "options:\n"
+    "options (export writes the model after the transforms it asks for):\n"
     "  --batch N              batch size (default: the model's, 1 for the zoo)\n"
     "  --precision P          storage precision: fp32, fp16, bf16, int8, mixed\n"
     "                         (int8 weights, bf16 activations); default: the model's types\n"
@@ -199,6 +199,13 @@ static const char *problem_kind_name(wl_problem_kind k)
     return names[k];
 }
 
+/* The name shown for a layer: the node's, or its first output's when the
+ * source left the node unnamed (ONNX allows it). */
+static const char *layer_name(const wl_graph *g, const wl_op *op)
+{
+    return op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
+}
+
 /* True for the ops worth a row: live ops that do work or move data. */
 static bool shown_op(const wl_op *op)
 {
@@ -222,7 +229,7 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
         wl_problem p;
         bool has_problem = wl_op_kind_category(op->kind) == WL_CAT_COMPUTE &&
                            wl_op_problem(g, o, &p, NULL) == AS_OK;
-        const char *name = op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
+        const char *name = layer_name(g, op);
         size_t len = strlen(name);
         printf("%4d  %-44s %-18s %-20s %15s %12s  %s\n", row++, len > 44 ? name + len - 44 : name,
                op->op_type, wl_shape_str(&g->tensors[op->outputs[0]], shape, sizeof shape),
@@ -236,9 +243,10 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
     printf("%-24s %s\n", "MACs", grouped(s->macs, a, sizeof a));
     printf("%-24s %s\n", "weight bytes", grouped(s->weight_bytes, a, sizeof a));
     printf("%-24s %s  (%s)\n", "max working set bytes", grouped(s->max_working_set_bytes, a, sizeof a),
-           s->max_working_set_op >= 0 ? g->ops[s->max_working_set_op].name : "-");
+           s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "-");
     printf("%-24s %s\n", "DRAM bytes, unfused", grouped(s->dram_bytes_unfused, a, sizeof a));
-    printf("%-24s %.2f MAC-ops/byte\n", "op intensity, unfused", s->op_intensity_unfused);
+    printf("%-24s %.2f ops/byte (2 x MACs per DRAM byte)\n", "op intensity, unfused",
+           s->op_intensity_unfused);
     printf("%-24s %d compute of %d\n", "layers", s->n_compute_ops, s->n_ops);
 }
 
@@ -308,7 +316,7 @@ static void json_layer(cli_json *j, const wl_graph *g, int32_t o)
     wl_op_stats_get(g, o, &os);
     cli_json_begin_object(j);
     cli_json_key(j, "name");
-    cli_json_string(j, op->name);
+    cli_json_string(j, layer_name(g, op));
     cli_json_key(j, "op");
     cli_json_string(j, op->op_type);
     cli_json_key(j, "category");
@@ -375,7 +383,7 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
     cli_json_key(&j, "max_working_set_bytes");
     cli_json_int(&j, s->max_working_set_bytes);
     cli_json_key(&j, "max_working_set_layer");
-    cli_json_string(&j, s->max_working_set_op >= 0 ? g->ops[s->max_working_set_op].name : "");
+    cli_json_string(&j, s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "");
     cli_json_key(&j, "dram_bytes_unfused");
     cli_json_int(&j, s->dram_bytes_unfused);
     cli_json_key(&j, "op_intensity_unfused");
