@@ -12,46 +12,12 @@
 
 #include "truth.h"
 
+/* tests/data/models/<file>, or the test fails. */
 static wl_graph *load_model(const char *file)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/models/%s", AS_TEST_DATA_DIR, file);
-    wl_onnx_options opt = {0};
-    as_status st;
-    as_status_clear(&st);
-    wl_graph *g = NULL;
-    as_code rc = wl_onnx_load(path, &opt, &g, &st);
-    if (rc != AS_OK)
-        print_error("%s: %s\n", path, st.message);
-    assert_int_equal(rc, AS_OK);
-    return g;
-}
-
-/* Every compute layer of g matches the truth's, in order: op type, MACs
- * (also as the product of the loop-nest bounds) and operand shapes. */
-static void check_layers(const wl_graph *g, const truth_model *m)
-{
-    int32_t ops[TRUTH_MAX_LAYERS];
-    int n = truth_compute_ops(g, ops, TRUTH_MAX_LAYERS);
-    assert_int_equal(n, m->n_layers);
-    for (int i = 0; i < n; i++) {
-        const wl_op *op = &g->ops[ops[i]];
-        const truth_layer *l = &m->layers[i];
-        char in[64], w[64], out[64];
-        wl_op_stats s;
-        wl_op_stats_get(g, ops[i], &s);
-        wl_problem p;
-        assert_int_equal(wl_op_problem(g, ops[i], &p, NULL), AS_OK);
-        truth_shape(&g->tensors[op->inputs[0]], in, sizeof in);
-        truth_shape(&g->tensors[op->inputs[1]], w, sizeof w);
-        truth_shape(&g->tensors[op->outputs[0]], out, sizeof out);
-        if (strcmp(op->op_type, l->op) || s.macs != l->macs || strcmp(in, l->input) ||
-            strcmp(w, l->weight) || strcmp(out, l->output))
-            fail_msg("layer %d '%s': got %s %lld %s %s %s, truth %s %lld %s %s %s (%s)", i,
-                     op->name, op->op_type, (long long)s.macs, in, w, out, l->op, l->macs,
-                     l->input, l->weight, l->output, l->name);
-        assert_int_equal(wl_problem_macs(&p), s.macs);
-    }
+    return truth_load_onnx(path);
 }
 
 static void test_onnx_model(void **state)
@@ -71,7 +37,7 @@ static void test_onnx_model(void **state)
     char out[64];
     assert_true(g->n_outputs >= 1);
     assert_string_equal(truth_shape(&g->tensors[g->outputs[0]], out, sizeof out), m->output);
-    check_layers(g, m);
+    truth_check_layers(g, m, false);
     wl_graph_free(g);
     free(m);
 }
@@ -86,21 +52,19 @@ static void test_zoo_against_onnx(void **state)
     assert_true(unfused && fused);
     assert_true(truth_load(names[1], unfused));
     assert_true(truth_load(names[2], fused));
-    as_status st;
-    as_status_clear(&st);
-    wl_graph *g = NULL;
-    assert_int_equal(wl_zoo_build(names[0], &g, &st), AS_OK);
+    wl_graph *g = truth_build_zoo(names[0]);
     wl_stats s;
     assert_int_equal(wl_graph_stats(g, &s, NULL), AS_OK);
     assert_int_equal(s.macs, unfused->macs);
-    check_layers(g, unfused);
+    truth_check_layers(g, unfused, false);
+    as_status st;
     int folded = 0;
     assert_int_equal(wl_fold_batchnorm(g, &folded, &st), AS_OK);
     assert_true(folded > 0);
     assert_int_equal(wl_graph_stats(g, &s, NULL), AS_OK);
     assert_int_equal(s.params, fused->params);
     assert_int_equal(s.macs, fused->macs);
-    check_layers(g, fused);
+    truth_check_layers(g, fused, false);
     wl_graph_free(g);
     free(unfused);
     free(fused);

@@ -18,19 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "workload/workload.h"
+#include "truth.h"
 #include "workload/zoo_builder.h"
-
-/* Build a registry model; the test fails with the builder's message. */
-static wl_graph *build(const char *name)
-{
-    as_status st;
-    wl_graph *g = NULL;
-    if (wl_zoo_build(name, &g, &st) != AS_OK)
-        fail_msg("%s: %s", name, st.message);
-    assert_non_null(g);
-    return g;
-}
 
 static wl_stats stats_of(const wl_graph *g)
 {
@@ -54,7 +43,7 @@ static void test_every_model_builds(void **state)
     for (int i = 0; i < n; i++) {
         assert_ptr_equal(wl_zoo_find(e[i].name), &e[i]);
         assert_true(e[i].description && e[i].description[0] && e[i].family && e[i].family[0]);
-        wl_graph *g = build(e[i].name);
+        wl_graph *g = truth_build_zoo(e[i].name);
         char source[64];
         snprintf(source, sizeof source, "zoo:%s", e[i].name);
         assert_string_equal(g->name, e[i].name);
@@ -90,7 +79,7 @@ static void test_published_figures(void **state)
     for (int i = 0; i < n; i++) {
         if (e[i].published_params == 0)
             continue;
-        wl_graph *g = build(e[i].name);
+        wl_graph *g = truth_build_zoo(e[i].name);
         wl_stats s = stats_of(g);
         double scale = pow(10, decimals_of(e[i].published_gmacs));
         if (s.params != e[i].published_params ||
@@ -112,7 +101,7 @@ static void test_macs_are_problem_bounds(void **state)
     int n = 0;
     const wl_zoo_entry *e = wl_zoo_entries(&n);
     for (int i = 0; i < n; i++) {
-        wl_graph *g = build(e[i].name);
+        wl_graph *g = truth_build_zoo(e[i].name);
         int64_t macs = 0;
         for (int32_t k = 0; k < g->n_order; k++) {
             int32_t o = g->order[k];
@@ -152,7 +141,7 @@ static void test_unpublished_params(void **state)
         {"mobilenet_v2_cifar", 2296922, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        wl_graph *g = build(cases[i].name);
+        wl_graph *g = truth_build_zoo(cases[i].name);
         wl_stats s = stats_of(g);
         if (s.params != cases[i].params)
             fail_msg("%s: %lld params, expected %lld", cases[i].name, (long long)s.params,
@@ -177,7 +166,7 @@ static void test_cifar_heads_follow_batch(void **state)
     static const char *const names[] = {"resnet18_cifar", "vgg16_cifar", "mobilenet_v1",
                                         "mobilenet_v1_cifar", "mobilenet_v2_cifar"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        wl_graph *g = build(names[i]);
+        wl_graph *g = truth_build_zoo(names[i]);
         wl_stats one = stats_of(g);
         as_status st;
         if (wl_set_batch(g, 4, &st) != AS_OK)
@@ -272,12 +261,10 @@ static void test_matches_export(void **state)
     snprintf(path, sizeof path, "%s/models/%s%s.onnx", AS_TEST_DATA_DIR, c[0], c[1]);
     if (access(path, R_OK) != 0)
         skip();
-    as_status st;
-    wl_graph *exported = NULL;
-    if (wl_onnx_load(path, NULL, &exported, &st) != AS_OK)
-        fail_msg("%s: %s", path, st.message);
-    wl_graph *g = build(c[0]);
+    wl_graph *exported = truth_load_onnx(path);
+    wl_graph *g = truth_build_zoo(c[0]);
     bool unfused = strstr(c[1], "nofuse") != NULL;
+    as_status st;
     if (unfused) {
         check_same_weights(exported, g);
     } else {
@@ -365,7 +352,7 @@ static void test_builder_modules(void **state)
     assert_dims(b, wl_find_tensor(f->g, "layer1.0.conv1.bias"), 1, (const int64_t[]){16});
     assert_int_equal(producer_of(b, y)->attrs.group, 2);
 
-    y = zb_batchnorm(b, "bn1", y);
+    y = zb_batchnorm(b, "bn1", y, ZB_NORM_EPS);
     assert_int_equal(producer_of(b, y)->n_inputs, 5);
     assert_true(wl_tensor_is_param(f->g, wl_find_tensor(f->g, "layer1.0.bn1.weight")));
     assert_false(wl_tensor_is_param(f->g, wl_find_tensor(f->g, "layer1.0.bn1.running_var")));

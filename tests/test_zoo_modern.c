@@ -14,17 +14,6 @@
 
 #include "truth.h"
 
-/* Build the zoo model `name`; the test fails with the builder's message if
- * it does not build. */
-static wl_graph *build(const char *name)
-{
-    as_status st;
-    wl_graph *g = NULL;
-    if (wl_zoo_build(name, &g, &st) != AS_OK)
-        fail_msg("%s: %s", name, st.message);
-    return g;
-}
-
 /* ------------------------------------------------------------- totals */
 
 /*
@@ -67,7 +56,7 @@ static const model_totals totals[] = {
 static void test_totals(void **state)
 {
     const model_totals *m = *state;
-    wl_graph *g = build(m->name);
+    wl_graph *g = truth_build_zoo(m->name);
     wl_stats s;
     assert_int_equal(wl_graph_stats(g, &s, NULL), AS_OK);
     if (s.params != m->params || s.macs != m->macs)
@@ -79,32 +68,6 @@ static void test_totals(void **state)
 }
 
 /* ------------------------------------------------- layers against torch */
-
-/*
- * The module path of an exported node: "/features/features.1/block/block.1/
- * fc1/Conv" is features.1 . block.1 . fc1 -> "features.1.block.1.fc1" when
- * a scope extends the previous one ("features" -> "features.1", a
- * Sequential's child), else it nests below it ("layer.0" -> "attention").
- */
-static void module_path(const char *node, char *out, size_t size)
-{
-    const char *end = strrchr(node, '/'); /* the op type follows */
-    const char *prev = NULL;              /* the previous scope, prev_len bytes */
-    size_t prev_len = 0, base = 0, used = 0;
-    out[0] = '\0';
-    for (const char *p = node; end && p < end && used < size;) {
-        p++; /* skip '/' */
-        size_t n = strcspn(p, "/");
-        bool extends = prev && n > prev_len && !strncmp(p, prev, prev_len) && p[prev_len] == '.';
-        if (!extends)
-            base = used;
-        int w = snprintf(out + base, size - base, "%s%.*s", base ? "." : "", (int)n, p);
-        used = base + (size_t)(w > 0 ? w : 0);
-        prev = p;
-        prev_len = n;
-        p += n;
-    }
-}
 
 /* The zoo model and the truth stem it reproduces layer by layer. */
 typedef struct layer_case {
@@ -125,26 +88,8 @@ static void test_layers(void **state)
     truth_model *m = malloc(sizeof *m);
     assert_non_null(m);
     assert_true(truth_load(c->stem, m));
-    wl_graph *g = build(c->model);
-    int32_t ops[TRUTH_MAX_LAYERS];
-    int n = truth_compute_ops(g, ops, TRUTH_MAX_LAYERS);
-    assert_int_equal(n, m->n_layers);
-    for (int i = 0; i < n; i++) {
-        const wl_op *op = &g->ops[ops[i]];
-        const truth_layer *l = &m->layers[i];
-        char path[160], in[64], w[64], out[64];
-        module_path(l->name, path, sizeof path);
-        wl_op_stats s;
-        wl_op_stats_get(g, ops[i], &s);
-        truth_shape(&g->tensors[op->inputs[0]], in, sizeof in);
-        truth_shape(&g->tensors[op->inputs[1]], w, sizeof w);
-        truth_shape(&g->tensors[op->outputs[0]], out, sizeof out);
-        if (strcmp(op->name, path) || strcmp(op->op_type, l->op) || s.macs != l->macs ||
-            strcmp(in, l->input) || strcmp(w, l->weight) || strcmp(out, l->output))
-            fail_msg("%s layer %d: got %s %s %lld %s %s %s; truth %s %s %lld %s %s %s", c->stem, i,
-                     op->name, op->op_type, (long long)s.macs, in, w, out, path, l->op, l->macs,
-                     l->input, l->weight, l->output);
-    }
+    wl_graph *g = truth_build_zoo(c->model);
+    truth_check_layers(g, m, true);
     wl_graph_free(g);
     free(m);
 }
@@ -187,10 +132,10 @@ static void test_histogram_effnet_unet(void **state)
         {WL_OP_CONV, 19}, {WL_OP_CONV_TRANSPOSE, 4}, {WL_OP_BATCHNORM, 18},
         {WL_OP_RELU, 18}, {WL_OP_MAX_POOL, 4},       {WL_OP_CONCAT, 4},
     };
-    wl_graph *g = build("efficientnet_b0");
+    wl_graph *g = truth_build_zoo("efficientnet_b0");
     check_histogram(g, effnet_b0, (int)(sizeof effnet_b0 / sizeof effnet_b0[0]));
     wl_graph_free(g);
-    g = build("unet");
+    g = truth_build_zoo("unet");
     check_histogram(g, unet, (int)(sizeof unet / sizeof unet[0]));
     wl_graph_free(g);
 }
@@ -209,7 +154,7 @@ static void test_histogram_bert(void **state)
         {WL_OP_MUL, 36},   {WL_OP_DIV, 12},     {WL_OP_ERF, 12},       {WL_OP_SOFTMAX, 12},
         {WL_OP_TANH, 1},   {WL_OP_RESHAPE, 48}, {WL_OP_TRANSPOSE, 48}, {WL_OP_LAYERNORM, 25},
     };
-    wl_graph *g = build("bert_base");
+    wl_graph *g = truth_build_zoo("bert_base");
     check_histogram(g, bert, (int)(sizeof bert / sizeof bert[0]));
     assert_int_equal(g->n_inputs, 3);
     assert_int_equal(g->tensors[g->inputs[0]].dtype, WL_DTYPE_I64);
@@ -230,7 +175,7 @@ static const char *output_shape(const wl_graph *g, int i, char *buf, size_t size
 static void test_gpt2_structure(void **state)
 {
     (void)state;
-    wl_graph *g = build("gpt2");
+    wl_graph *g = truth_build_zoo("gpt2");
     int32_t wte = wl_find_tensor(g, "transformer.wte.weight");
     assert_true(wte >= 0);
     int readers = 0, wheres = 0, tanhs = 0;
@@ -263,7 +208,7 @@ static void test_output_shapes(void **state)
         {"unet", "1x2x256x256"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        wl_graph *g = build(cases[i].name);
+        wl_graph *g = truth_build_zoo(cases[i].name);
         char buf[64];
         assert_int_equal(g->n_outputs, 1);
         assert_string_equal(output_shape(g, 0, buf, sizeof buf), cases[i].shape);
@@ -278,7 +223,7 @@ static void test_batch_follows(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
-        wl_graph *g = build(totals[i].name);
+        wl_graph *g = truth_build_zoo(totals[i].name);
         as_status st;
         as_status_clear(&st);
         if (wl_set_batch(g, 4, &st) != AS_OK)
@@ -298,7 +243,7 @@ static void test_failure_is_reported(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
-        wl_graph *g = build(totals[i].name);
+        wl_graph *g = truth_build_zoo(totals[i].name);
         as_status st;
         as_status_clear(&st);
         assert_int_not_equal(wl_zoo_find(totals[i].name)->build(g, &st), AS_OK);

@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The row of EfficientNet-B<n> at its input resolution `size`. */
+#define EFFICIENTNET(n, size, params, gflops)                                                      \
+    {"efficientnet_b" #n, "EfficientNet-B" #n " (torchvision), " #size "x" #size, "cnn", params,   \
+     gflops, zoo_efficientnet_b##n}
+
 static const wl_zoo_entry zoo_entries[] = {
     {"alexnet", "AlexNet (torchvision), 224x224", "cnn", 61100840, 0.714, zoo_alexnet},
     {"vgg16", "VGG-16, no batch norm (torchvision), 224x224", "cnn", 138357544, 15.47,
@@ -27,22 +32,14 @@ static const wl_zoo_entry zoo_entries[] = {
      zoo_mobilenet_v1},
     {"mobilenet_v2", "MobileNetV2 1.0 (torchvision), 224x224", "cnn", 3504872, 0.301,
      zoo_mobilenet_v2},
-    {"efficientnet_b0", "EfficientNet-B0 (torchvision), 224x224", "cnn", 5288548, 0.386,
-     zoo_efficientnet_b0},
-    {"efficientnet_b1", "EfficientNet-B1 (torchvision), 240x240", "cnn", 7794184, 0.687,
-     zoo_efficientnet_b1},
-    {"efficientnet_b2", "EfficientNet-B2 (torchvision), 288x288", "cnn", 9109994, 1.088,
-     zoo_efficientnet_b2},
-    {"efficientnet_b3", "EfficientNet-B3 (torchvision), 300x300", "cnn", 12233232, 1.827,
-     zoo_efficientnet_b3},
-    {"efficientnet_b4", "EfficientNet-B4 (torchvision), 380x380", "cnn", 19341616, 4.394,
-     zoo_efficientnet_b4},
-    {"efficientnet_b5", "EfficientNet-B5 (torchvision), 456x456", "cnn", 30389784, 10.266,
-     zoo_efficientnet_b5},
-    {"efficientnet_b6", "EfficientNet-B6 (torchvision), 528x528", "cnn", 43040704, 19.068,
-     zoo_efficientnet_b6},
-    {"efficientnet_b7", "EfficientNet-B7 (torchvision), 600x600", "cnn", 66347960, 37.746,
-     zoo_efficientnet_b7},
+    EFFICIENTNET(0, 224, 5288548, 0.386),
+    EFFICIENTNET(1, 240, 7794184, 0.687),
+    EFFICIENTNET(2, 288, 9109994, 1.088),
+    EFFICIENTNET(3, 300, 12233232, 1.827),
+    EFFICIENTNET(4, 380, 19341616, 4.394),
+    EFFICIENTNET(5, 456, 30389784, 10.266),
+    EFFICIENTNET(6, 528, 43040704, 19.068),
+    EFFICIENTNET(7, 600, 66347960, 37.746),
     {"densenet161", "DenseNet-161 (torchvision), 224x224", "cnn", 28681000, 7.728,
      zoo_densenet161},
     {"unet", "UNet (Ronneberger et al. 2015, plain torch.nn), 256x256, 2 classes",

@@ -112,6 +112,16 @@ void zb_pop(zb *b)
         b->scope[0] = '\0';
 }
 
+int32_t zb_as_module(zb *b, const char *module, zb_fn fn, int32_t x)
+{
+    if (!module)
+        return fn(b, x);
+    zb_push(b, "%s", module);
+    int32_t y = fn(b, x);
+    zb_pop(b);
+    return y;
+}
+
 /* -------------------------------------------------------------- tensors */
 
 /* True when x is a tensor of this graph with a known shape of at least
@@ -379,9 +389,9 @@ int32_t zb_conv_transpose2d(zb *b, const char *name, int32_t x, int64_t out_ch, 
 }
 
 /* nn.BatchNorm2d in eval mode: BatchNormalization(x, gamma, beta, mean,
- * var), eps 1e-5.  gamma and beta are parameters, the running statistics
- * are not (wl_tensor_is_param tells them apart by position). */
-int32_t zb_batchnorm(zb *b, const char *name, int32_t x)
+ * var).  gamma and beta are parameters, the running statistics are not
+ * (wl_tensor_is_param tells them apart by position). */
+int32_t zb_batchnorm(zb *b, const char *name, int32_t x, double eps)
 {
     char path[NAME_BYTES];
     if (!qualify(b, name, path) || !check_operand(b, path, x, 2))
@@ -391,7 +401,10 @@ int32_t zb_batchnorm(zb *b, const char *name, int32_t x)
     int32_t in[5] = {x};
     for (int i = 0; i < 4; i++)
         in[i + 1] = module_weight(b, path, names[i], 1, &channels);
-    return emit1(b, WL_OP_BATCHNORM, path, 5, in, NULL);
+    wl_attrs a;
+    wl_attrs_default(&a, WL_OP_BATCHNORM);
+    a.epsilon = eps;
+    return emit1(b, WL_OP_BATCHNORM, path, 5, in, &a);
 }
 
 /* nn.LayerNorm over the last dimension as one LayerNormalization node (the
@@ -462,6 +475,22 @@ int32_t zb_prelu(zb *b, const char *name, int32_t x, int64_t num_parameters)
     return emit1(b, WL_OP_PRELU, path, 2, in, NULL);
 }
 
+/* A torchvision composite (MobileNetV2, EfficientNet); "same" padding for
+ * the odd kernels it is used with. */
+int32_t zb_conv_norm_act(zb *b, const char *name, int32_t x, int64_t out_ch, int64_t kernel,
+                         int64_t stride, int64_t groups, double bn_eps, zb_fn act)
+{
+    if (name)
+        zb_push(b, "%s", name);
+    int32_t y = zb_conv2d(b, "0", x, out_ch, kernel, stride, (kernel - 1) / 2, groups, false);
+    y = zb_batchnorm(b, "1", y, bn_eps);
+    if (act)
+        y = zb_as_module(b, "2", act, y);
+    if (name)
+        zb_pop(b);
+    return y;
+}
+
 /* ------------------------------------------------ activations, elementwise */
 
 int32_t zb_unary(zb *b, wl_op_kind kind, int32_t x)
@@ -472,6 +501,16 @@ int32_t zb_unary(zb *b, wl_op_kind kind, int32_t x)
 int32_t zb_relu(zb *b, int32_t x)
 {
     return zb_unary(b, WL_OP_RELU, x);
+}
+
+int32_t zb_sigmoid(zb *b, int32_t x)
+{
+    return zb_unary(b, WL_OP_SIGMOID, x);
+}
+
+int32_t zb_tanh(zb *b, int32_t x)
+{
+    return zb_unary(b, WL_OP_TANH, x);
 }
 
 /* ReLU6 exports as Clip with its bounds as scalar inputs (opset >= 11). */
@@ -486,7 +525,7 @@ int32_t zb_relu6(zb *b, int32_t x)
 /* SiLU exports as x * Sigmoid(x). */
 int32_t zb_silu(zb *b, int32_t x)
 {
-    return zb_mul(b, x, zb_unary(b, WL_OP_SIGMOID, x));
+    return zb_mul(b, x, zb_sigmoid(b, x));
 }
 
 /* GELU (erf form) in the exporter's node order: Div, Erf, Add, Mul, Mul. */

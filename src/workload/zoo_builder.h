@@ -33,6 +33,14 @@ static inline bool zb_failed(const zb *b) { return b->st->code != AS_OK; }
 void zb_push(zb *b, const char *fmt, ...) AS_PRINTF(2, 3);
 void zb_pop(zb *b);
 
+/* A constructor of one input and no module of its own: the activations,
+ * zb_global_avgpool, model-local helpers. */
+typedef int32_t (*zb_fn)(zb *b, int32_t x);
+/* Run fn on x as the parameterless module `module` of the current scope,
+ * so that its ops are named "<path>.<OpType>" as torch names that module's;
+ * module NULL is the functional form (F.relu), named after the scope. */
+int32_t zb_as_module(zb *b, const char *module, zb_fn fn, int32_t x);
+
 /* A float32 graph input of the given shape. */
 int32_t zb_input(zb *b, const char *name, int rank, const int64_t *dims);
 /* Mark x as a graph output.  Returns x. */
@@ -73,9 +81,11 @@ int32_t zb_conv2d_ex(zb *b, const char *name, int32_t x, int64_t out_ch, int64_t
 /* nn.ConvTranspose2d: weight [in, out_ch/groups, k, k]. */
 int32_t zb_conv_transpose2d(zb *b, const char *name, int32_t x, int64_t out_ch, int64_t kernel,
                             int64_t stride, int64_t pad, int64_t output_padding, bool bias);
-/* nn.BatchNorm2d(C): weight, bias, running_mean, running_var. */
-int32_t zb_batchnorm(zb *b, const char *name, int32_t x);
-/* nn.LayerNorm(last dim): weight, bias; eps 1e-5 (pass eps for BERT's 1e-12). */
+/* torch's default eps of nn.BatchNorm2d and nn.LayerNorm. */
+#define ZB_NORM_EPS 1e-5
+/* nn.BatchNorm2d(C, eps): weight, bias, running_mean, running_var. */
+int32_t zb_batchnorm(zb *b, const char *name, int32_t x, double eps);
+/* nn.LayerNorm(last dim, eps): weight, bias. */
 int32_t zb_layernorm(zb *b, const char *name, int32_t x, double eps);
 /* nn.Linear(in = x's last dim, out): Gemm for a rank-2 input (weight
  * [out, in], transB = 1), MatMul (weight [in, out]) + Add (bias) otherwise,
@@ -85,10 +95,17 @@ int32_t zb_linear(zb *b, const char *name, int32_t x, int64_t out_features, bool
 int32_t zb_embedding(zb *b, const char *name, int32_t ids, int64_t num, int64_t dim);
 /* nn.PReLU(num_parameters): slope weight [num, 1, 1]. */
 int32_t zb_prelu(zb *b, const char *name, int32_t x, int64_t num_parameters);
+/* torchvision's Conv2dNormActivation as module `name` (NULL: the current
+ * scope): Conv2d "0" without bias, padding (kernel - 1) / 2; BatchNorm2d
+ * "1" with bn_eps; the activation act as "2" (NULL: none). */
+int32_t zb_conv_norm_act(zb *b, const char *name, int32_t x, int64_t out_ch, int64_t kernel,
+                         int64_t stride, int64_t groups, double bn_eps, zb_fn act);
 
 /* Activations and elementwise ops (no weights). */
 int32_t zb_unary(zb *b, wl_op_kind kind, int32_t x);
 int32_t zb_relu(zb *b, int32_t x);
+int32_t zb_sigmoid(zb *b, int32_t x);
+int32_t zb_tanh(zb *b, int32_t x);
 int32_t zb_relu6(zb *b, int32_t x);         /* Clip(0, 6) */
 int32_t zb_silu(zb *b, int32_t x);          /* x * Sigmoid(x) */
 int32_t zb_gelu(zb *b, int32_t x);          /* erf form: x * 0.5 * (1 + Erf(x / sqrt 2)) */

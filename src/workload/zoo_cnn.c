@@ -23,8 +23,6 @@
 
 /* ---------------------------------------------------------- shared parts */
 
-typedef int32_t (*activation_fn)(zb *b, int32_t x);
-
 /* Channels of an NCHW activation; 0 once the build has failed (the next
  * constructor then returns at once), so callers need no check. */
 static int64_t channels(const zb *b, int32_t x)
@@ -54,18 +52,6 @@ static as_code finish(zb *b, int32_t logits)
     return b->st->code;
 }
 
-/* An activation: the module `module` (its op named "<path>.<OpType>"), or
- * the functional form when module is NULL. */
-static int32_t activation(zb *b, const char *module, activation_fn act, int32_t x)
-{
-    if (!module)
-        return act(b, x);
-    zb_push(b, "%s", module);
-    int32_t y = act(b, x);
-    zb_pop(b);
-    return y;
-}
-
 /* A pooling module (MaxPool2d, AvgPool2d) or, when module is NULL, the
  * functional form (F.avg_pool2d). */
 static int32_t pool(zb *b, const char *module, wl_op_kind kind, int32_t x, int64_t kernel,
@@ -92,7 +78,7 @@ static int32_t adaptive_avgpool(zb *b, const char *module, int32_t x, int64_t ou
     if (zb_failed(b))
         return -1;
     if (out_size == 1)
-        return activation(b, module, zb_global_avgpool, x);
+        return zb_as_module(b, module, zb_global_avgpool, x);
     if (out_size < 1 || size % out_size != 0) {
         as_fail(b->st, AS_EINVAL,
                 "%s: adaptive average pool '%s' from %lld to %lld is not a plain pooling window",
@@ -103,20 +89,26 @@ static int32_t adaptive_avgpool(zb *b, const char *module, int32_t x, int64_t ou
 }
 
 /* A bias-free Conv2d with "same" padding ((kernel - 1) / 2), then its
- * BatchNorm2d: the conv-bn pair of every modern CNN here. */
+ * BatchNorm2d with epsilon bn_eps: the conv-bn pair of every modern CNN
+ * here. */
+static int32_t conv_bn_eps(zb *b, const char *conv, const char *bn, int32_t x, int64_t out_ch,
+                           int64_t kernel, int64_t stride, int64_t groups, double bn_eps)
+{
+    int32_t y = zb_conv2d(b, conv, x, out_ch, kernel, stride, (kernel - 1) / 2, groups, false);
+    return zb_batchnorm(b, bn, y, bn_eps);
+}
+
+/* The same with torch's default eps, as all but GoogLeNet use it. */
 static int32_t conv_bn(zb *b, const char *conv, const char *bn, int32_t x, int64_t out_ch,
                        int64_t kernel, int64_t stride, int64_t groups)
 {
-    int32_t y = zb_conv2d(b, conv, x, out_ch, kernel, stride, (kernel - 1) / 2, groups, false);
-    return zb_batchnorm(b, bn, y);
+    return conv_bn_eps(b, conv, bn, x, out_ch, kernel, stride, groups, ZB_NORM_EPS);
 }
 
-/* torchvision's Conv2dNormActivation in the current scope: children "0"
- * conv, "1" BatchNorm, "2" activation. */
-static int32_t conv_bn_act(zb *b, int32_t x, int64_t out_ch, int64_t kernel, int64_t stride,
-                           int64_t groups, activation_fn act)
+/* BatchNorm2d `norm`, then ReLU `relu` (DenseNet's pre-activation order). */
+static int32_t bn_relu(zb *b, const char *norm, const char *relu, int32_t x)
 {
-    return activation(b, "2", act, conv_bn(b, "0", "1", x, out_ch, kernel, stride, groups));
+    return zb_as_module(b, relu, zb_relu, zb_batchnorm(b, norm, x, ZB_NORM_EPS));
 }
 
 /* The start of the torchvision heads: adaptive average pool to 1x1 (the
@@ -178,12 +170,12 @@ static int32_t fire(zb *b, const char *module, int32_t x, int64_t squeeze, int64
 {
     zb_push(b, "%s", module);
     int32_t s = zb_conv2d(b, "squeeze", x, squeeze, 1, 1, 0, 1, true);
-    s = activation(b, "squeeze_activation", zb_relu, s);
+    s = zb_as_module(b, "squeeze_activation", zb_relu, s);
     int32_t e[2];
     e[0] = zb_conv2d(b, "expand1x1", s, expand, 1, 1, 0, 1, true);
-    e[0] = activation(b, "expand1x1_activation", zb_relu, e[0]);
+    e[0] = zb_as_module(b, "expand1x1_activation", zb_relu, e[0]);
     e[1] = zb_conv2d(b, "expand3x3", s, expand, 3, 1, 1, 1, true);
-    e[1] = activation(b, "expand3x3_activation", zb_relu, e[1]);
+    e[1] = zb_as_module(b, "expand3x3_activation", zb_relu, e[1]);
     int32_t y = zb_concat(b, 2, e, 1);
     zb_pop(b);
     return y;
@@ -196,9 +188,9 @@ static int32_t seq_apply(zb *b, const char *module, const seq_layer *l, int32_t 
     case SEQ_CONV:
         return zb_conv2d(b, module, x, l->out, l->kernel, l->stride, l->pad, 1, true);
     case SEQ_BN:
-        return zb_batchnorm(b, module, x);
+        return zb_batchnorm(b, module, x, ZB_NORM_EPS);
     case SEQ_RELU:
-        return activation(b, module, zb_relu, x);
+        return zb_as_module(b, module, zb_relu, x);
     case SEQ_MAXPOOL:
         return pool(b, module, WL_OP_MAX_POOL, x, l->kernel, l->stride, l->pad, l->ceil_mode);
     case SEQ_AVGPOOL:
@@ -347,7 +339,7 @@ static int32_t resnet_block(zb *b, const resnet_spec *s, int32_t x, int64_t plan
         y = conv_bn(b, conv, bn, y, i == n_convs - 1 ? out_ch : planes, kernels[i],
                     i == strided ? stride : 1, 1);
         if (i < n_convs - 1)
-            y = activation(b, relu, zb_relu, y);
+            y = zb_as_module(b, relu, zb_relu, y);
     }
     int32_t identity = x;
     if (stride != 1 || channels(b, x) != out_ch) {
@@ -355,7 +347,7 @@ static int32_t resnet_block(zb *b, const resnet_spec *s, int32_t x, int64_t plan
         identity = conv_bn(b, "0", "1", x, out_ch, 1, stride, 1);
         zb_pop(b);
     }
-    return activation(b, relu, zb_relu, zb_add(b, y, identity));
+    return zb_as_module(b, relu, zb_relu, zb_add(b, y, identity));
 }
 
 static as_code resnet(wl_graph *g, as_status *st, const resnet_spec *s)
@@ -363,9 +355,9 @@ static as_code resnet(wl_graph *g, as_status *st, const resnet_spec *s)
     zb b;
     int32_t x = begin(&b, g, st, s->cifar ? 32 : 224);
     if (s->cifar) {
-        x = activation(&b, NULL, zb_relu, conv_bn(&b, "conv1", "bn1", x, 64, 3, 1, 1));
+        x = zb_relu(&b, conv_bn(&b, "conv1", "bn1", x, 64, 3, 1, 1));
     } else {
-        x = activation(&b, "relu", zb_relu, conv_bn(&b, "conv1", "bn1", x, 64, 7, 2, 1));
+        x = zb_as_module(&b, "relu", zb_relu, conv_bn(&b, "conv1", "bn1", x, 64, 7, 2, 1));
         x = pool(&b, "maxpool", WL_OP_MAX_POOL, x, 3, 2, 1, false);
     }
     for (int stage = 0; stage < 4; stage++) {
@@ -410,10 +402,7 @@ static int32_t basic_conv(zb *b, const char *module, int32_t x, int64_t out_ch, 
                           int64_t stride)
 {
     zb_push(b, "%s", module);
-    int32_t y = conv_bn(b, "conv", "bn", x, out_ch, kernel, stride, 1);
-    if (!zb_failed(b))
-        b->g->ops[zb_t(b, y)->producer].attrs.epsilon = 1e-3; /* shape-neutral */
-    y = zb_relu(b, y);
+    int32_t y = zb_relu(b, conv_bn_eps(b, "conv", "bn", x, out_ch, kernel, stride, 1, 1e-3));
     zb_pop(b);
     return y;
 }
@@ -588,11 +577,11 @@ static int32_t inverted_residual(zb *b, int32_t x, int64_t expand, int64_t out_c
     zb_push(b, "conv");
     if (expand != 1) {
         zb_push(b, "%d", child++);
-        y = conv_bn_act(b, y, hidden, 1, 1, 1, zb_relu6);
+        y = zb_conv_norm_act(b, NULL, y, hidden, 1, 1, 1, ZB_NORM_EPS, zb_relu6);
         zb_pop(b);
     }
     zb_push(b, "%d", child++);
-    y = conv_bn_act(b, y, hidden, 3, stride, hidden, zb_relu6);
+    y = zb_conv_norm_act(b, NULL, y, hidden, 3, stride, hidden, ZB_NORM_EPS, zb_relu6);
     zb_pop(b);
     snprintf(conv, sizeof conv, "%d", child++);
     snprintf(bn, sizeof bn, "%d", child++);
@@ -611,7 +600,7 @@ as_code zoo_mobilenet_v2(wl_graph *g, as_status *st)
     int feature = 0;
     zb_push(&b, "features");
     zb_push(&b, "%d", feature++);
-    x = conv_bn_act(&b, x, 32, 3, 2, 1, zb_relu6);
+    x = zb_conv_norm_act(&b, NULL, x, 32, 3, 2, 1, ZB_NORM_EPS, zb_relu6);
     zb_pop(&b);
     for (int i = 0; i < COUNT(mobilenet_v2_stages); i++) {
         for (int r = 0; r < mobilenet_v2_stages[i].repeats; r++) {
@@ -623,7 +612,7 @@ as_code zoo_mobilenet_v2(wl_graph *g, as_status *st)
         }
     }
     zb_push(&b, "%d", feature++);
-    x = conv_bn_act(&b, x, 1280, 1, 1, 1, zb_relu6);
+    x = zb_conv_norm_act(&b, NULL, x, 1280, 1, 1, 1, ZB_NORM_EPS, zb_relu6);
     zb_pop(&b);
     zb_pop(&b);
     x = zb_dropout(&b, pool_flatten(&b, NULL, x));
@@ -699,9 +688,9 @@ static const int densenet161_blocks[] = {6, 12, 36, 24};
 static int32_t dense_layer(zb *b, const int32_t *features, int n_features)
 {
     int32_t x = n_features > 1 ? zb_concat(b, n_features, features, 1) : features[0];
-    x = activation(b, "relu1", zb_relu, zb_batchnorm(b, "norm1", x));
+    x = bn_relu(b, "norm1", "relu1", x);
     x = zb_conv2d(b, "conv1", x, DENSENET161_BOTTLENECK * DENSENET161_GROWTH, 1, 1, 0, 1, false);
-    x = activation(b, "relu2", zb_relu, zb_batchnorm(b, "norm2", x));
+    x = bn_relu(b, "norm2", "relu2", x);
     return zb_conv2d(b, "conv2", x, DENSENET161_GROWTH, 3, 1, 1, 1, false);
 }
 
@@ -709,7 +698,7 @@ static int32_t dense_layer(zb *b, const int32_t *features, int n_features)
  * channels, 2x2 average pool. */
 static int32_t transition(zb *b, int32_t x)
 {
-    x = activation(b, "relu", zb_relu, zb_batchnorm(b, "norm", x));
+    x = bn_relu(b, "norm", "relu", x);
     x = zb_conv2d(b, "conv", x, channels(b, x) / 2, 1, 1, 0, 1, false);
     return pool(b, "pool", WL_OP_AVERAGE_POOL, x, 2, 2, 0, false);
 }
@@ -723,7 +712,7 @@ as_code zoo_densenet161(wl_graph *g, as_status *st)
     int32_t x = begin(&b, g, st, 224);
     zb_push(&b, "features");
     x = zb_conv2d(&b, "conv0", x, DENSENET161_INIT, 7, 2, 3, 1, false);
-    x = activation(&b, "relu0", zb_relu, zb_batchnorm(&b, "norm0", x));
+    x = bn_relu(&b, "norm0", "relu0", x);
     x = pool(&b, "pool0", WL_OP_MAX_POOL, x, 3, 2, 1, false);
     for (int i = 0; i < COUNT(densenet161_blocks); i++) {
         int32_t features[DENSENET_MAX_LAYERS + 1] = {x};
@@ -741,7 +730,7 @@ as_code zoo_densenet161(wl_graph *g, as_status *st)
             zb_pop(&b);
         }
     }
-    x = zb_batchnorm(&b, "norm5", x);
+    x = zb_batchnorm(&b, "norm5", x, ZB_NORM_EPS);
     zb_pop(&b);
     x = pool_flatten(&b, NULL, zb_relu(&b, x));
     return finish(&b, zb_linear(&b, "classifier", x, 1000, true));

@@ -18,16 +18,6 @@
 
 /* ============================================================ shared parts */
 
-/* Run act (zb_relu, zb_silu, ...) on x as the module `module` of the
- * current scope, so that the op is named as torch names that module. */
-static int32_t act_in(zb *b, const char *module, int32_t (*act)(zb *, int32_t), int32_t x)
-{
-    zb_push(b, "%s", module);
-    int32_t y = act(b, x);
-    zb_pop(b);
-    return y;
-}
-
 /* Enter the child `index` of the container module `list` ("layer" 3 is
  * "layer.3"): two scope levels, since the builder pushes one at a time. */
 static void push_child(zb *b, const char *list, int index)
@@ -48,17 +38,6 @@ static const char *next_child(char buf[12], int *index)
 {
     snprintf(buf, 12, "%d", (*index)++);
     return buf;
-}
-
-/* Tanh and Sigmoid with the signature of the zb_ activations, for act_in. */
-static int32_t tanh_act(zb *b, int32_t x)
-{
-    return zb_unary(b, WL_OP_TANH, x);
-}
-
-static int32_t sigmoid_act(zb *b, int32_t x)
-{
-    return zb_unary(b, WL_OP_SIGMOID, x);
 }
 
 /* A tensor the builder has no constructor for: an int64 graph input (token
@@ -235,7 +214,7 @@ static int32_t bert_layer(zb *b, int32_t x)
     zb_pop(b);
     x = zb_layernorm(b, "ln_attn", zb_add(b, x, h), BERT_LN_EPS);
     h = zb_linear(b, "intermediate", x, d->mlp, true);
-    h = act_in(b, "act", zb_gelu, h);
+    h = zb_as_module(b, "act", zb_gelu, h);
     h = zb_linear(b, "output", h, d->width, true);
     return zb_layernorm(b, "ln_out", zb_add(b, x, h), BERT_LN_EPS);
 }
@@ -269,7 +248,7 @@ as_code zoo_bert_base(wl_graph *g, as_status *st)
     }
     zb_output(&b, x);
     int32_t pooled = zb_linear(&b, "pooler", first_token(&b, x), d->width, true);
-    zb_output(&b, act_in(&b, "pooler_act", tanh_act, pooled));
+    zb_output(&b, zb_as_module(&b, "pooler_act", zb_tanh, pooled));
     return finish(&b);
 }
 
@@ -289,7 +268,7 @@ static int32_t gelu_tanh(zb *b, int32_t x)
     int32_t cube = zb_binary(b, WL_OP_POW, x, zb_const_f32(b, 3.0));
     int32_t inner = zb_add(b, x, zb_mul(b, cube, zb_const_f32(b, 0.044715)));
     inner = zb_mul(b, inner, zb_const_f32(b, 0.7978845608028654)); /* sqrt(2 / pi) */
-    int32_t t = zb_unary(b, WL_OP_TANH, inner);
+    int32_t t = zb_tanh(b, inner);
     t = zb_add(b, t, zb_const_f32(b, 1.0));
     return zb_mul(b, half_x, t);
 }
@@ -316,7 +295,7 @@ static int32_t causal_mask(zb *b, int64_t seq)
 static int32_t gpt2_block(zb *b, int32_t x, int32_t mask)
 {
     const transformer_dims *d = &gpt2_dims;
-    int32_t h = zb_layernorm(b, "ln_1", x, 1e-5);
+    int32_t h = zb_layernorm(b, "ln_1", x, ZB_NORM_EPS);
     zb_push(b, "attn");
     int32_t qkv[3];
     split_qkv(b, zb_linear(b, "c_attn", h, 3 * d->width, true), d->width, qkv);
@@ -324,10 +303,10 @@ static int32_t gpt2_block(zb *b, int32_t x, int32_t mask)
     h = zb_linear(b, "c_proj", h, d->width, true);
     zb_pop(b);
     x = zb_add(b, h, x);
-    h = zb_layernorm(b, "ln_2", x, 1e-5);
+    h = zb_layernorm(b, "ln_2", x, ZB_NORM_EPS);
     zb_push(b, "mlp");
     h = zb_linear(b, "c_fc", h, d->mlp, true);
-    h = act_in(b, "act", gelu_tanh, h);
+    h = zb_as_module(b, "act", gelu_tanh, h);
     h = zb_linear(b, "c_proj", h, d->width, true);
     zb_pop(b);
     return zb_add(b, x, h);
@@ -383,7 +362,7 @@ as_code zoo_gpt2_small(wl_graph *g, as_status *st)
         x = gpt2_block(&b, x, mask);
         pop_child(&b);
     }
-    x = zb_layernorm(&b, "ln_f", x, 1e-5);
+    x = zb_layernorm(&b, "ln_f", x, ZB_NORM_EPS);
     zb_pop(&b);
     zb_output(&b, tied_lm_head(&b, x, wte));
     return finish(&b);
@@ -423,7 +402,7 @@ static int32_t vit_block(zb *b, int32_t input)
     int32_t y = zb_layernorm(b, "ln_2", x, VIT_LN_EPS);
     zb_push(b, "mlp");
     y = zb_linear(b, "0", y, vit_dims.mlp, true);
-    y = act_in(b, "1", zb_gelu, y);
+    y = zb_as_module(b, "1", zb_gelu, y);
     y = zb_linear(b, "3", y, vit_dims.width, true);
     zb_pop(b);
     return zb_add(b, x, y);
@@ -518,23 +497,6 @@ static int64_t make_divisible8(double v)
     return r;
 }
 
-/* torchvision's Conv2dNormActivation as module `name`: Conv2d "0" (no bias,
- * padding (k - 1) / 2), BatchNorm2d "1" with epsilon eps, SiLU "2" when
- * silu. */
-static int32_t conv_bn_silu(zb *b, const char *name, int32_t x, int64_t out_ch, int64_t kernel,
-                            int64_t stride, int64_t groups, bool silu, double eps)
-{
-    zb_push(b, "%s", name);
-    x = zb_conv2d(b, "0", x, out_ch, kernel, stride, (kernel - 1) / 2, groups, false);
-    x = zb_batchnorm(b, "1", x);
-    if (x >= 0)
-        b->g->ops[b->g->tensors[x].producer].attrs.epsilon = eps;
-    if (silu)
-        x = act_in(b, "2", zb_silu, x);
-    zb_pop(b);
-    return x;
-}
-
 /* torchvision's SqueezeExcitation as module `name` on x of ch channels:
  * avgpool, fc1 (1x1 conv to squeeze_ch), SiLU "activation", fc2 (back to
  * ch), Sigmoid "scale_activation", and the channel scale x * s. */
@@ -542,11 +504,11 @@ static int32_t squeeze_excitation(zb *b, const char *name, int32_t x, int64_t ch
                                   int64_t squeeze_ch)
 {
     zb_push(b, "%s", name);
-    int32_t s = act_in(b, "avgpool", zb_global_avgpool, x);
+    int32_t s = zb_as_module(b, "avgpool", zb_global_avgpool, x);
     s = zb_conv2d(b, "fc1", s, squeeze_ch, 1, 1, 0, 1, true);
-    s = act_in(b, "activation", zb_silu, s);
+    s = zb_as_module(b, "activation", zb_silu, s);
     s = zb_conv2d(b, "fc2", s, ch, 1, 1, 0, 1, true);
-    s = act_in(b, "scale_activation", sigmoid_act, s);
+    s = zb_as_module(b, "scale_activation", zb_sigmoid, s);
     int32_t y = zb_mul(b, s, x);
     zb_pop(b);
     return y;
@@ -569,11 +531,11 @@ static int32_t mbconv(zb *b, int32_t input, int64_t in_ch, const mbconv_stage *c
     int32_t x = input;
     zb_push(b, "block");
     if (expanded != in_ch)
-        x = conv_bn_silu(b, next_child(name, &child), x, expanded, 1, 1, 1, true, eps);
-    x = conv_bn_silu(b, next_child(name, &child), x, expanded, cfg->kernel, stride, expanded, true,
-                     eps);
+        x = zb_conv_norm_act(b, next_child(name, &child), x, expanded, 1, 1, 1, eps, zb_silu);
+    x = zb_conv_norm_act(b, next_child(name, &child), x, expanded, cfg->kernel, stride, expanded,
+                         eps, zb_silu);
     x = squeeze_excitation(b, next_child(name, &child), x, expanded, squeeze);
-    x = conv_bn_silu(b, next_child(name, &child), x, out_ch, 1, 1, 1, false, eps);
+    x = zb_conv_norm_act(b, next_child(name, &child), x, out_ch, 1, 1, 1, eps, NULL);
     zb_pop(b);
     if (stride == 1 && in_ch == out_ch)
         x = zb_add(b, x, input);
@@ -596,7 +558,7 @@ static as_code efficientnet(wl_graph *g, as_status *st, int variant)
     int64_t ch = make_divisible8((double)effnet_stages[0].in_ch * v->width_mult);
     int32_t x = zb_input(&b, "input", 4, image);
     zb_push(&b, "features");
-    x = conv_bn_silu(&b, "0", x, ch, 3, 2, 1, true, v->bn_eps);
+    x = zb_conv_norm_act(&b, "0", x, ch, 3, 2, 1, v->bn_eps, zb_silu);
     for (int s = 0; s < EFFNET_N_STAGES; s++) {
         const mbconv_stage *cfg = &effnet_stages[s];
         int64_t out_ch = make_divisible8((double)cfg->out_ch * v->width_mult);
@@ -612,45 +574,24 @@ static as_code efficientnet(wl_graph *g, as_status *st, int variant)
     }
     char last[8];
     snprintf(last, sizeof last, "%d", EFFNET_N_STAGES + 1);
-    x = conv_bn_silu(&b, last, x, 4 * ch, 1, 1, 1, true, v->bn_eps);
+    x = zb_conv_norm_act(&b, last, x, 4 * ch, 1, 1, 1, v->bn_eps, zb_silu);
     zb_pop(&b);
-    x = zb_flatten(&b, act_in(&b, "avgpool", zb_global_avgpool, x), 1);
+    x = zb_flatten(&b, zb_as_module(&b, "avgpool", zb_global_avgpool, x), 1);
     zb_output(&b, zb_linear(&b, "classifier.1", x, 1000, true));
     return finish(&b);
 }
 
-as_code zoo_efficientnet_b0(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 0);
-}
-as_code zoo_efficientnet_b1(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 1);
-}
-as_code zoo_efficientnet_b2(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 2);
-}
-as_code zoo_efficientnet_b3(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 3);
-}
-as_code zoo_efficientnet_b4(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 4);
-}
-as_code zoo_efficientnet_b5(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 5);
-}
-as_code zoo_efficientnet_b6(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 6);
-}
-as_code zoo_efficientnet_b7(wl_graph *g, as_status *st)
-{
-    return efficientnet(g, st, 7);
-}
+/* The zoo's entry points zoo_efficientnet_b0 .. _b7. */
+#define EFFICIENTNET_ENTRY(n)                                                                      \
+    as_code zoo_efficientnet_b##n(wl_graph *g, as_status *st) { return efficientnet(g, st, n); }
+EFFICIENTNET_ENTRY(0)
+EFFICIENTNET_ENTRY(1)
+EFFICIENTNET_ENTRY(2)
+EFFICIENTNET_ENTRY(3)
+EFFICIENTNET_ENTRY(4)
+EFFICIENTNET_ENTRY(5)
+EFFICIENTNET_ENTRY(6)
+EFFICIENTNET_ENTRY(7)
 
 /* ================================================================ UNet */
 
@@ -662,8 +603,8 @@ static int32_t double_conv(zb *b, int32_t x, int64_t out_ch)
     char name[12];
     for (int i = 0; i < 2; i++) {
         x = zb_conv2d(b, next_child(name, &child), x, out_ch, 3, 1, 1, 1, false);
-        x = zb_batchnorm(b, next_child(name, &child), x);
-        x = act_in(b, next_child(name, &child), zb_relu, x);
+        x = zb_batchnorm(b, next_child(name, &child), x, ZB_NORM_EPS);
+        x = zb_as_module(b, next_child(name, &child), zb_relu, x);
     }
     return x;
 }
@@ -699,7 +640,7 @@ as_code zoo_unet(wl_graph *g, as_status *st)
         skip[i] = x;
         ch *= 2;
         push_child(&b, "downs", i);
-        x = act_in(&b, "0", maxpool_2x2, x);
+        x = zb_as_module(&b, "0", maxpool_2x2, x);
         zb_push(&b, "1");
         x = double_conv(&b, x, ch);
         zb_pop(&b);
@@ -742,9 +683,9 @@ static int32_t pixel_shuffle2(zb *b, int32_t x)
 static int32_t srgan_residual(zb *b, int32_t input)
 {
     int32_t x = zb_conv2d(b, "conv1", input, 64, 3, 1, 1, 1, true);
-    x = prelu1(b, "prelu", zb_batchnorm(b, "bn1", x));
+    x = prelu1(b, "prelu", zb_batchnorm(b, "bn1", x, ZB_NORM_EPS));
     x = zb_conv2d(b, "conv2", x, 64, 3, 1, 1, 1, true);
-    return zb_add(b, zb_batchnorm(b, "bn2", x), input);
+    return zb_add(b, zb_batchnorm(b, "bn2", x, ZB_NORM_EPS), input);
 }
 
 /*
@@ -780,15 +721,15 @@ as_code zoo_srgan_generator(wl_graph *g, as_status *st)
         pop_child(&b);
     }
     x = zb_conv2d(&b, "body_tail.0", x, 64, 3, 1, 1, 1, true);
-    x = zb_add(&b, zb_batchnorm(&b, "body_tail.1", x), head);
+    x = zb_add(&b, zb_batchnorm(&b, "body_tail.1", x, ZB_NORM_EPS), head);
     for (int i = 0; i < 2; i++) {
         push_child(&b, "upsample", i);
         x = zb_conv2d(&b, "0", x, 256, 3, 1, 1, 1, true);
-        x = act_in(&b, "1", pixel_shuffle2, x);
+        x = zb_as_module(&b, "1", pixel_shuffle2, x);
         x = prelu1(&b, "2", x);
         pop_child(&b);
     }
     x = zb_conv2d(&b, "tail", x, 3, 9, 1, 4, 1, true);
-    zb_output(&b, act_in(&b, "tanh", tanh_act, x));
+    zb_output(&b, zb_as_module(&b, "tanh", zb_tanh, x));
     return finish(&b);
 }
