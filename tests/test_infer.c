@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@
 
 /* ------------------------------------------------------------- helpers */
 
+/* An empty graph whose messages name the file "test.onnx". */
 static wl_graph *new_graph(void)
 {
     wl_graph *g = wl_graph_new("t", "test.onnx");
@@ -43,11 +45,13 @@ static int32_t tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dty
     return t;
 }
 
+/* A float32 graph input. */
 static int32_t input(wl_graph *g, const char *name, const int64_t *dims, int rank)
 {
     return tensor(g, name, WL_TENSOR_INPUT, WL_DTYPE_F32, dims, rank);
 }
 
+/* A float32 weight with no data (only its shape matters here). */
 static int32_t weight(wl_graph *g, const char *name, const int64_t *dims, int rank)
 {
     int32_t t = tensor(g, name, WL_TENSOR_WEIGHT, WL_DTYPE_F32, dims, rank);
@@ -131,6 +135,7 @@ static void expect_error(wl_graph *g, wl_op_kind kind, const wl_attrs *attrs, in
         fail_msg("message \"%s\" lacks \"%s\"", st.message, expected);
 }
 
+/* ONNX's default attributes of an op kind. */
 static wl_attrs defaults(wl_op_kind kind)
 {
     wl_attrs a;
@@ -138,6 +143,7 @@ static wl_attrs defaults(wl_op_kind kind)
     return a;
 }
 
+/* Tensor t has a known shape equal to dims. */
 static void assert_shape(const wl_graph *g, int32_t t, const int64_t *dims, int rank)
 {
     const wl_tensor *x = &g->tensors[t];
@@ -151,6 +157,7 @@ static void assert_shape(const wl_graph *g, int32_t t, const int64_t *dims, int 
                      i, (long long)dims[i]);
 }
 
+/* Tensor t has known integer values equal to values[0..n). */
 static void assert_ivalues(const wl_graph *g, int32_t t, const int64_t *values, int n)
 {
     const wl_tensor *x = &g->tensors[t];
@@ -160,6 +167,7 @@ static void assert_ivalues(const wl_graph *g, int32_t t, const int64_t *values, 
         assert_int_equal(x->ivalues[i], values[i]);
 }
 
+/* Whether the op that writes t was folded. */
 static bool producer_folded(const wl_graph *g, int32_t t)
 {
     return g->ops[g->tensors[t].producer].folded;
@@ -167,6 +175,7 @@ static bool producer_folded(const wl_graph *g, int32_t t)
 
 /* ------------------------------------------------------------ conv */
 
+/* 2-D Conv attributes: the same stride, pad, dilation on both axes. */
 static wl_attrs conv_attrs(int64_t stride, int64_t pad, int64_t dilation, int64_t group)
 {
     wl_attrs a = defaults(WL_OP_CONV);
@@ -179,6 +188,7 @@ static wl_attrs conv_attrs(int64_t stride, int64_t pad, int64_t dilation, int64_
     return a;
 }
 
+/* Conv output sizes: padding, stride, dilation, groups, auto_pad, 1-D. */
 static void test_conv_shapes(void **state)
 {
     (void)state;
@@ -223,6 +233,7 @@ static void test_conv_shapes(void **state)
     wl_graph_free(g);
 }
 
+/* Conv operands that disagree; the message names node, input and key. */
 static void test_conv_errors(void **state)
 {
     (void)state;
@@ -260,6 +271,7 @@ static void test_conv_errors(void **state)
     wl_graph_free(g);
 }
 
+/* ConvTranspose: output_padding, group, output_shape, SAME_UPPER. */
 static void test_conv_transpose(void **state)
 {
     (void)state;
@@ -297,6 +309,7 @@ static void test_conv_transpose(void **state)
 
 /* ------------------------------------------------------------- pools */
 
+/* 2-D pool attributes: square kernel, stride, pad on both axes. */
 static wl_attrs pool_attrs(wl_op_kind kind, int64_t k, int64_t stride, int64_t pad, int ceil)
 {
     wl_attrs a = defaults(kind);
@@ -309,6 +322,7 @@ static wl_attrs pool_attrs(wl_op_kind kind, int64_t k, int64_t stride, int64_t p
     return a;
 }
 
+/* MaxPool and AveragePool sizes, ceil_mode as torch has it; global pools. */
 static void test_pools(void **state)
 {
     (void)state;
@@ -339,6 +353,7 @@ static void test_pools(void **state)
 
 /* --------------------------------------------------------- gemm, matmul */
 
+/* Gemm with transB and bias; MatMul's batch broadcasting and 1-D promotion. */
 static void test_gemm_matmul(void **state)
 {
     (void)state;
@@ -375,6 +390,8 @@ static void test_gemm_matmul(void **state)
 
 /* ------------------------------------------------- norms, elementwise */
 
+/* BatchNorm, LayerNorm, Softmax; broadcasting, output types and bits of
+ * elementwise ops. */
 static void test_norms_and_elementwise(void **state)
 {
     (void)state;
@@ -453,6 +470,7 @@ static void test_norms_and_elementwise(void **state)
 
 /* --------------------------------------------------------------- views */
 
+/* Reshape's 0 and -1 and its errors; Flatten on every axis. */
 static void test_reshape_flatten(void **state)
 {
     (void)state;
@@ -485,6 +503,8 @@ static void test_reshape_flatten(void **state)
     wl_graph_free(g);
 }
 
+/* Squeeze and Unsqueeze with axes as an input (opset 13) and as an
+ * attribute (opset 11). */
 static void test_squeeze_unsqueeze_both_forms(void **state)
 {
     (void)state;
@@ -517,6 +537,7 @@ static void test_squeeze_unsqueeze_both_forms(void **state)
 
 /* ----------------------------------------------------------- movement */
 
+/* Slice: negative and clamped bounds, reversal, steps, folding. */
 static void test_slice(void **state)
 {
     (void)state;
@@ -556,6 +577,7 @@ static void test_slice(void **state)
     wl_graph_free(g);
 }
 
+/* Split sizes as input, as attribute, or equal parts; folding. */
 static void test_split(void **state)
 {
     (void)state;
@@ -595,6 +617,7 @@ static void test_split(void **state)
     wl_graph_free(g);
 }
 
+/* Concat, Transpose and Gather: shapes, errors, folded values. */
 static void test_concat_transpose_gather(void **state)
 {
     (void)state;
@@ -640,6 +663,7 @@ static void test_concat_transpose_gather(void **state)
     wl_graph_free(g);
 }
 
+/* Resize by scales or sizes, DepthToSpace, Pad (negative pads crop). */
 static void test_resize_depth_to_space_pad(void **state)
 {
     (void)state;
@@ -733,6 +757,79 @@ static void test_shape_chain_folds(void **state)
     wl_graph_free(g);
 }
 
+/*
+ * Elementwise folding: int64 stays exact (2^53 + 1 survives Max and
+ * Where, which a detour through double would round), results that do not
+ * fit or divide leave the op unfolded, and floating operands follow IEEE.
+ */
+static void test_elementwise_folding(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    const int64_t big = 9007199254740993; /* 2^53 + 1: no double holds it */
+    int32_t p = list_i64(g, "p", DIMS(big, -7, 0));
+    int32_t q = list_i64(g, "q", DIMS(big - 1, 2, 5));
+    int32_t r = list_i64(g, "r", DIMS(3, -9, 1));
+    assert_ivalues(g, apply(g, WL_OP_MAX, NULL, INS(p, q, r)), DIMS(big, 2, 5));
+    assert_ivalues(g, apply(g, WL_OP_MIN, NULL, INS(p, q, r)), DIMS(3, -9, 0));
+    assert_ivalues(g, apply(g, WL_OP_MIN, NULL, INS(q)), DIMS(big - 1, 2, 5));
+    assert_ivalues(g, apply(g, WL_OP_LESS, NULL, INS(q, p)), DIMS(1, 0, 0));
+    assert_ivalues(g, apply(g, WL_OP_GREATER, NULL, INS(q, p)), DIMS(0, 1, 1));
+    assert_ivalues(g, apply(g, WL_OP_RELU, NULL, INS(p)), DIMS(big, 0, 0));
+    assert_ivalues(g, apply(g, WL_OP_ABS, NULL, INS(p)), DIMS(big, 7, 0));
+    assert_ivalues(g, apply(g, WL_OP_NEG, NULL, INS(p)), DIMS(-big, 7, 0));
+    int32_t two = scalar_i64(g, "two", 2);
+    assert_ivalues(g, apply(g, WL_OP_DIV, NULL, INS(p, two)), DIMS(big / 2, -3, 0));
+    assert_ivalues(g, apply(g, WL_OP_POW, NULL, INS(r, two)), DIMS(9, 81, 1));
+    int32_t flags = tensor(g, "flags", WL_TENSOR_CONSTANT, WL_DTYPE_BOOL, DIMS(3));
+    static const int64_t flag_values[] = {1, 0, 1};
+    g->tensors[flags].ivalues = as_arena_memdup(&g->arena, flag_values, sizeof flag_values);
+    int32_t negated = apply(g, WL_OP_NOT, NULL, INS(flags));
+    assert_int_equal(g->tensors[negated].dtype, WL_DTYPE_BOOL);
+    assert_ivalues(g, negated, DIMS(0, 1, 0));
+    assert_ivalues(g, apply(g, WL_OP_WHERE, NULL, INS(flags, p, q)), DIMS(big, 2, 0));
+
+    /* Out of int64, or no integer result: unfolded, not an error. */
+    int32_t max = scalar_i64(g, "max", INT64_MAX);
+    int32_t min = scalar_i64(g, "min", INT64_MIN);
+    int32_t minus1 = scalar_i64(g, "minus1", -1);
+    int32_t sixty_four = scalar_i64(g, "sixty_four", 64);
+    int32_t unfolded[] = {
+        apply(g, WL_OP_ADD, NULL, INS(max, max)),
+        apply(g, WL_OP_SUB, NULL, INS(min, two)),
+        apply(g, WL_OP_MUL, NULL, INS(max, two)),
+        apply(g, WL_OP_DIV, NULL, INS(min, minus1)),
+        apply(g, WL_OP_POW, NULL, INS(two, sixty_four)),
+        apply(g, WL_OP_POW, NULL, INS(two, minus1)),
+        apply(g, WL_OP_NEG, NULL, INS(min)),
+        apply(g, WL_OP_ABS, NULL, INS(min)),
+        apply(g, WL_OP_SQRT, NULL, INS(two)), /* computed on doubles only */
+    };
+    for (size_t i = 0; i < sizeof unfolded / sizeof *unfolded; i++) {
+        assert_null(g->tensors[unfolded[i]].ivalues);
+        assert_false(producer_folded(g, unfolded[i]));
+    }
+
+    /* Floating operands: IEEE comparisons (NaN equals nothing), float math,
+     * an int operand promoted. */
+    int32_t f = list_f32(g, "f", (double[]){-1.5, 0.25, NAN}, 3);
+    int32_t h = list_f32(g, "h", (double[]){2.0, 0.25, NAN}, 3);
+    assert_ivalues(g, apply(g, WL_OP_EQUAL, NULL, INS(f, h)), DIMS(0, 1, 0));
+    const double *v = g->tensors[apply(g, WL_OP_RELU, NULL, INS(f))].fvalues;
+    assert_true(v[0] == 0.0 && v[1] == 0.25);
+    v = g->tensors[apply(g, WL_OP_MAX, NULL, INS(h, f))].fvalues;
+    assert_true(v[0] == 2.0 && v[1] == 0.25);
+    v = g->tensors[apply(g, WL_OP_MUL, NULL, INS(f, two))].fvalues;
+    assert_true(v[0] == -3.0 && v[1] == 0.5);
+    v = g->tensors[apply(g, WL_OP_RECIPROCAL, NULL, INS(h))].fvalues;
+    assert_true(v[0] == 0.5 && v[1] == 4.0);
+    int32_t zeros = apply(g, WL_OP_SUB, NULL, INS(h, h));
+    v = g->tensors[apply(g, WL_OP_SIGMOID, NULL, INS(zeros))].fvalues;
+    assert_true(v[0] == 0.5 && v[1] == 0.5);
+    wl_graph_free(g);
+}
+
+/* ConstantOfShape, Range and Expand/Tile make and fold values. */
 static void test_constant_of_shape_range_expand(void **state)
 {
     (void)state;
@@ -827,6 +924,7 @@ static void test_extra_outputs_and_constant(void **state)
 
 /* ---------------------------------------------------------- robustness */
 
+/* Sizes that overflow int64 and ranks past WL_MAX_RANK fail cleanly. */
 static void test_overflow_and_rank_limits(void **state)
 {
     (void)state;
@@ -947,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_concat_transpose_gather),
         cmocka_unit_test(test_resize_depth_to_space_pad),
         cmocka_unit_test(test_shape_chain_folds),
+        cmocka_unit_test(test_elementwise_folding),
         cmocka_unit_test(test_constant_of_shape_range_expand),
         cmocka_unit_test(test_reduce_both_forms),
         cmocka_unit_test(test_extra_outputs_and_constant),

@@ -47,19 +47,20 @@ static int64_t saturate_i64(double x)
     return (int64_t)x;
 }
 
-/* Element k of t as a double / as an int64, whatever t stores. */
+/* Element k of t as a double, whatever t stores. */
 static double value_f(const wl_tensor *t, int64_t k)
 {
     return t->ivalues ? (double)t->ivalues[k] : t->fvalues[k];
 }
 
+/* Element k of t as an int64 (floating values saturate, see above). */
 static int64_t value_i(const wl_tensor *t, int64_t k)
 {
     return t->ivalues ? t->ivalues[k] : saturate_i64(t->fvalues[k]);
 }
 
-/* Store element k of t from a double / an int64, converting to t's
- * representation; bool tensors hold 0 or 1. */
+/* Store element k of t from a double, converting to t's representation;
+ * bool tensors hold 0 or 1. */
 static void store_f(wl_tensor *t, int64_t k, double v)
 {
     if (t->fvalues)
@@ -68,6 +69,7 @@ static void store_f(wl_tensor *t, int64_t k, double v)
         t->ivalues[k] = t->dtype == WL_DTYPE_BOOL ? v != 0 : saturate_i64(v);
 }
 
+/* Store element k of t from an int64, likewise. */
 static void store_i(wl_tensor *t, int64_t k, int64_t v)
 {
     if (t->fvalues)
@@ -99,15 +101,12 @@ static bool alloc_values(wl_infer_ctx *c, wl_tensor *t)
     return t->fvalues || t->ivalues;
 }
 
+/* Fail with AS_ENOMEM: the graph arena has no room for folded values. */
 static as_code out_of_memory(const wl_infer_ctx *c)
 {
-    return as_fail(c->st, AS_ENOMEM, "%s: out of memory folding node %d '%s'", c->g->source,
-                   (int)c->op->source_index, c->op->name);
-}
-
-static wl_tensor *output(const wl_infer_ctx *c, int slot)
-{
-    return &c->g->tensors[c->op->outputs[slot]];
+    char who[AS_MSG_BYTES];
+    return as_fail(c->st, AS_ENOMEM, "%s: out of memory folding its outputs",
+                   wl_infer_node_str(c, who, sizeof who));
 }
 
 /* ------------------------------------------------------------- indexing */
@@ -156,15 +155,17 @@ typedef int64_t (*source_fn)(const wl_infer_ctx *c, int out_slot, const int64_t 
 static int64_t source_view(const wl_infer_ctx *c, int out_slot, const int64_t *idx, int *in_slot)
 {
     *in_slot = 0;
-    return out_slot == 0 ? flat_index(output(c, 0), idx) : -1;
+    return out_slot == 0 ? flat_index(wl_infer_output(c, 0), idx) : -1;
 }
 
+/* Expand: the input element numpy broadcasting pairs with idx. */
 static int64_t source_expand(const wl_infer_ctx *c, int out_slot, const int64_t *idx, int *in_slot)
 {
     *in_slot = 0;
-    return broadcast_index(wl_infer_input(c, 0), output(c, out_slot)->rank, idx);
+    return broadcast_index(wl_infer_input(c, 0), wl_infer_output(c, out_slot)->rank, idx);
 }
 
+/* Tile: the output repeats the input whole along every axis. */
 static int64_t source_tile(const wl_infer_ctx *c, int out_slot, const int64_t *idx, int *in_slot)
 {
     const wl_tensor *x = wl_infer_input(c, 0);
@@ -175,6 +176,7 @@ static int64_t source_tile(const wl_infer_ctx *c, int out_slot, const int64_t *i
     return flat_index(x, from);
 }
 
+/* Transpose: output axis i is input axis perm[i]. */
 static int64_t source_transpose(const wl_infer_ctx *c, int out_slot, const int64_t *idx,
                                 int *in_slot)
 {
@@ -186,6 +188,7 @@ static int64_t source_transpose(const wl_infer_ctx *c, int out_slot, const int64
     return flat_index(x, from);
 }
 
+/* Slice: from the first index, step by step, per axis. */
 static int64_t source_slice(const wl_infer_ctx *c, int out_slot, const int64_t *idx, int *in_slot)
 {
     const wl_tensor *x = wl_infer_input(c, 0);
@@ -196,6 +199,8 @@ static int64_t source_slice(const wl_infer_ctx *c, int out_slot, const int64_t *
     return flat_index(x, from);
 }
 
+/* Pad (constant mode): shifted by the padding before; the fill value
+ * outside the input. */
 static int64_t source_pad(const wl_infer_ctx *c, int out_slot, const int64_t *idx, int *in_slot)
 {
     const wl_tensor *x = wl_infer_input(c, 0);
@@ -231,7 +236,7 @@ static int64_t source_split(const wl_infer_ctx *c, int out_slot, const int64_t *
     int64_t from[WL_MAX_RANK];
     memcpy(from, idx, sizeof from);
     for (int o = 0; o < out_slot; o++)
-        from[c->axis] += output(c, o)->dims[c->axis];
+        from[c->axis] += wl_infer_output(c, o)->dims[c->axis];
     *in_slot = 0;
     return flat_index(wl_infer_input(c, 0), from);
 }
@@ -260,7 +265,7 @@ static int64_t source_gather(const wl_infer_ctx *c, int out_slot, const int64_t 
 static as_code fold_moved(wl_infer_ctx *c, source_fn source)
 {
     for (int o = 0; o < c->op->n_outputs; o++) {
-        wl_tensor *y = output(c, o);
+        wl_tensor *y = wl_infer_output(c, o);
         if (!alloc_values(c, y))
             return out_of_memory(c);
         int64_t n = wl_tensor_elements(y), idx[WL_MAX_RANK] = {0};
@@ -278,6 +283,71 @@ static as_code fold_moved(wl_infer_ctx *c, source_fn source)
 }
 
 /* ----------------------------------------------------------- elementwise */
+
+/*
+ * The operands of one element of an elementwise op, read both ways: as
+ * int64, exact for integer and bool tensors, and as double.  is_float
+ * says which one the op computes on.  After the operands the row holds
+ * the constants 0 and 1 and a slot for a computed result, so that every
+ * result is an entry of the row.
+ */
+enum { ROW_ZERO = MAX_FOLD_OPERANDS, ROW_ONE, ROW_RESULT, ROW_SIZE };
+
+typedef struct operand_row {
+    int n; /* operands */
+    bool is_float;
+    int64_t i[ROW_SIZE];
+    double f[ROW_SIZE];
+} operand_row;
+
+/* x[a] < x[b] in the representation the op computes on (IEEE for
+ * doubles: false when either is NaN). */
+static bool less(const operand_row *x, int a, int b)
+{
+    return x->is_float ? x->f[a] < x->f[b] : x->i[a] < x->i[b];
+}
+
+/* x[a] == x[b], likewise (NaN equals nothing). */
+static bool equal(const operand_row *x, int a, int b)
+{
+    return x->is_float ? x->f[a] == x->f[b] : x->i[a] == x->i[b];
+}
+
+/*
+ * Ops that only compare and choose: comparisons, Not, Relu, Where, Min,
+ * Max, Cast.  Their result is one of the operands or the constant 0 or 1,
+ * so one definition serves int64 and double rows and int64 stays exact.
+ * Returns the result's index in the row; -1 for the other kinds.
+ */
+static int eval_choice(wl_op_kind kind, const operand_row *x)
+{
+    switch (kind) {
+    case WL_OP_EQUAL:
+        return equal(x, 0, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_LESS:
+        return less(x, 0, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_GREATER:
+        return less(x, 1, 0) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_NOT:
+        return equal(x, 0, ROW_ZERO) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_RELU:
+        return less(x, ROW_ZERO, 0) ? 0 : ROW_ZERO;
+    case WL_OP_WHERE:
+        return equal(x, 0, ROW_ZERO) ? 2 : 1;
+    case WL_OP_CAST:
+        return 0;
+    case WL_OP_MIN:
+    case WL_OP_MAX: {
+        int pick = 0;
+        for (int a = 1; a < x->n; a++)
+            if (kind == WL_OP_MIN ? less(x, a, pick) : less(x, pick, a))
+                pick = a;
+        return pick;
+    }
+    default:
+        return -1;
+    }
+}
 
 /* Integer power by squaring; false on a negative exponent or overflow. */
 static bool pow_i64(int64_t base, int64_t exponent, int64_t *r)
@@ -297,12 +367,12 @@ static bool pow_i64(int64_t base, int64_t exponent, int64_t *r)
 }
 
 /*
- * One element of an elementwise op on int64 operands x[0..n).  False
- * when the kind is not computed here or the result is not representable
- * (overflow, division by zero): the op then stays unfolded.  Integer Div
- * truncates toward zero, as ONNX Runtime does.
+ * Arithmetic on int64 operands x[]: exact, so false when the result is
+ * not representable (overflow, division by zero) or the kind is not
+ * computed on integers; the op then stays unfolded.  Div truncates
+ * toward zero, as ONNX Runtime does.
  */
-static bool eval_int(wl_op_kind kind, const int64_t *x, int n, int64_t *r)
+static bool arith_int(wl_op_kind kind, const int64_t *x, int64_t *r)
 {
     switch (kind) {
     case WL_OP_ADD:
@@ -318,25 +388,6 @@ static bool eval_int(wl_op_kind kind, const int64_t *x, int n, int64_t *r)
         return true;
     case WL_OP_POW:
         return pow_i64(x[0], x[1], r);
-    case WL_OP_EQUAL:
-        *r = x[0] == x[1];
-        return true;
-    case WL_OP_LESS:
-        *r = x[0] < x[1];
-        return true;
-    case WL_OP_GREATER:
-        *r = x[0] > x[1];
-        return true;
-    case WL_OP_MIN:
-    case WL_OP_MAX:
-        *r = x[0];
-        for (int i = 1; i < n; i++)
-            if (kind == WL_OP_MIN ? x[i] < *r : x[i] > *r)
-                *r = x[i];
-        return true;
-    case WL_OP_WHERE:
-        *r = x[0] ? x[1] : x[2];
-        return true;
     case WL_OP_NEG:
         return !__builtin_sub_overflow((int64_t)0, x[0], r);
     case WL_OP_ABS:
@@ -344,140 +395,115 @@ static bool eval_int(wl_op_kind kind, const int64_t *x, int n, int64_t *r)
             return false;
         *r = x[0] < 0 ? -x[0] : x[0];
         return true;
-    case WL_OP_RELU:
-        *r = x[0] > 0 ? x[0] : 0;
-        return true;
-    case WL_OP_NOT:
-        *r = !x[0];
-        return true;
-    case WL_OP_CAST:
-        *r = x[0];
-        return true;
     default:
         return false;
     }
 }
 
-/* The same on double operands (IEEE semantics: no failure but for kinds
- * not computed here). */
-static bool eval_float(wl_op_kind kind, const double *x, int n, double *r)
+/* Arithmetic on double operands x[], IEEE semantics (inf, NaN); false
+ * only for kinds not computed here. */
+static bool arith_float(wl_op_kind kind, const double *x, double *r)
 {
     switch (kind) {
     case WL_OP_ADD:
         *r = x[0] + x[1];
-        return true;
+        break;
     case WL_OP_SUB:
         *r = x[0] - x[1];
-        return true;
+        break;
     case WL_OP_MUL:
         *r = x[0] * x[1];
-        return true;
+        break;
     case WL_OP_DIV:
         *r = x[0] / x[1];
-        return true;
+        break;
     case WL_OP_POW:
         *r = pow(x[0], x[1]);
-        return true;
-    case WL_OP_EQUAL:
-        *r = x[0] == x[1];
-        return true;
-    case WL_OP_LESS:
-        *r = x[0] < x[1];
-        return true;
-    case WL_OP_GREATER:
-        *r = x[0] > x[1];
-        return true;
-    case WL_OP_MIN:
-    case WL_OP_MAX:
-        *r = x[0];
-        for (int i = 1; i < n; i++)
-            if (kind == WL_OP_MIN ? x[i] < *r : x[i] > *r)
-                *r = x[i];
-        return true;
-    case WL_OP_WHERE:
-        *r = x[0] != 0 ? x[1] : x[2];
-        return true;
+        break;
     case WL_OP_NEG:
         *r = -x[0];
-        return true;
+        break;
     case WL_OP_ABS:
         *r = fabs(x[0]);
-        return true;
+        break;
     case WL_OP_SQRT:
         *r = sqrt(x[0]);
-        return true;
+        break;
     case WL_OP_RECIPROCAL:
         *r = 1.0 / x[0];
-        return true;
+        break;
     case WL_OP_EXP:
         *r = exp(x[0]);
-        return true;
+        break;
     case WL_OP_LOG:
         *r = log(x[0]);
-        return true;
+        break;
     case WL_OP_ERF:
         *r = erf(x[0]);
-        return true;
+        break;
     case WL_OP_TANH:
         *r = tanh(x[0]);
-        return true;
+        break;
     case WL_OP_SIGMOID:
         *r = 1.0 / (1.0 + exp(-x[0]));
-        return true;
-    case WL_OP_RELU:
-        *r = x[0] > 0 ? x[0] : 0;
-        return true;
-    case WL_OP_NOT:
-        *r = x[0] == 0;
-        return true;
-    case WL_OP_CAST:
-        *r = x[0];
-        return true;
+        break;
     default:
         return false;
     }
+    return true;
+}
+
+/* One element of the op on row x: the index in the row of its result
+ * (an operand, a constant or the computed ROW_RESULT), or -1 when it
+ * cannot be computed. */
+static int eval_element(wl_op_kind kind, operand_row *x)
+{
+    int at = eval_choice(kind, x);
+    if (at >= 0)
+        return at;
+    bool ok = x->is_float ? arith_float(kind, x->f, &x->f[ROW_RESULT])
+                          : arith_int(kind, x->i, &x->i[ROW_RESULT]);
+    return ok ? ROW_RESULT : -1;
 }
 
 /*
  * Elementwise ops with broadcasting.  Arithmetic is done on doubles when
  * any operand or the result is floating, exactly on int64 otherwise, and
- * the result converted to the output's type (bool: non-zero).
+ * the result converted to the output's type (bool: non-zero).  Any
+ * element that cannot be computed leaves the whole output unknown.
  */
 static as_code fold_elementwise(wl_infer_ctx *c, source_fn unused)
 {
     (void)unused;
-    int n_in = c->op->n_inputs;
-    if (n_in > MAX_FOLD_OPERANDS)
+    operand_row x = {.n = c->op->n_inputs, .i[ROW_ONE] = 1, .f[ROW_ONE] = 1.0};
+    if (x.n > MAX_FOLD_OPERANDS)
         return AS_OK;
-    wl_tensor *y = output(c, 0);
-    bool in_float = wl_dtype_is_float(y->dtype);
-    for (int s = 0; s < n_in; s++)
-        in_float |= wl_infer_input(c, s) && wl_dtype_is_float(wl_infer_input(c, s)->dtype);
+    wl_tensor *y = wl_infer_output(c, 0);
+    x.is_float = wl_dtype_is_float(y->dtype);
+    for (int s = 0; s < x.n; s++)
+        x.is_float |= wl_infer_input(c, s) && wl_dtype_is_float(wl_infer_input(c, s)->dtype);
     if (!alloc_values(c, y))
         return out_of_memory(c);
     int64_t n = wl_tensor_elements(y), idx[WL_MAX_RANK] = {0};
     for (int64_t k = 0; k < n; k++) {
-        int64_t xi[MAX_FOLD_OPERANDS] = {0}, ri;
-        double xf[MAX_FOLD_OPERANDS] = {0}, rf;
-        for (int s = 0; s < n_in; s++) {
+        for (int s = 0; s < x.n; s++) {
             const wl_tensor *t = wl_infer_input(c, s);
             if (!t)
-                continue;
+                continue; /* an omitted optional input reads as 0 */
             int64_t from = broadcast_index(t, y->rank, idx);
-            xi[s] = value_i(t, from);
-            xf[s] = value_f(t, from);
+            x.i[s] = value_i(t, from);
+            x.f[s] = value_f(t, from);
         }
-        bool ok = in_float ? eval_float(c->op->kind, xf, n_in, &rf)
-                           : eval_int(c->op->kind, xi, n_in, &ri);
-        if (!ok) {
+        int at = eval_element(c->op->kind, &x);
+        if (at < 0) {
             y->ivalues = NULL;
             y->fvalues = NULL;
             return AS_OK;
         }
-        if (in_float)
-            store_f(y, k, rf);
+        if (x.is_float)
+            store_f(y, k, x.f[at]);
         else
-            store_i(y, k, ri);
+            store_i(y, k, x.i[at]);
         next_index(y->rank, y->dims, idx);
     }
     return AS_OK;
@@ -490,7 +516,7 @@ static as_code fold_shape(wl_infer_ctx *c, source_fn unused)
 {
     (void)unused;
     const wl_tensor *x = wl_infer_input(c, 0);
-    wl_tensor *y = output(c, 0);
+    wl_tensor *y = wl_infer_output(c, 0);
     if (!alloc_values(c, y))
         return out_of_memory(c);
     for (int i = 0; i < x->rank; i++)
@@ -502,7 +528,7 @@ static as_code fold_shape(wl_infer_ctx *c, source_fn unused)
 static as_code fold_constant_of_shape(wl_infer_ctx *c, source_fn unused)
 {
     (void)unused;
-    wl_tensor *y = output(c, 0);
+    wl_tensor *y = wl_infer_output(c, 0);
     if (!alloc_values(c, y))
         return out_of_memory(c);
     int64_t n = wl_tensor_elements(y);
@@ -516,7 +542,7 @@ static as_code fold_range(wl_infer_ctx *c, source_fn unused)
 {
     (void)unused;
     const wl_tensor *start = wl_infer_input(c, 0), *delta = wl_infer_input(c, 2);
-    wl_tensor *y = output(c, 0);
+    wl_tensor *y = wl_infer_output(c, 0);
     if (!alloc_values(c, y))
         return out_of_memory(c);
     int64_t n = wl_tensor_elements(y);
@@ -538,57 +564,43 @@ static as_code fold_range(wl_infer_ctx *c, source_fn unused)
 
 /* ----------------------------------------------------------- dispatch */
 
+/* A folder computes every output of the op; data movement folders get
+ * the op's source map. */
 typedef as_code (*fold_fn)(wl_infer_ctx *c, source_fn source);
 
-/* The folder of an op kind and, for data movement, its source map; NULL
- * when the kind is not folded (compute, pooling, normalisation, ...). */
-static fold_fn folder_of(wl_op_kind kind, source_fn *source)
+/* Folder and source map per op kind; unary and binary kinds not listed
+ * fold elementwise, the rest (compute, pooling, normalisation, ...) not
+ * at all. */
+static const struct {
+    fold_fn fold;
+    source_fn source;
+} folders[WL_OP_COUNT] = {
+    [WL_OP_SHAPE] = {fold_shape, NULL},
+    [WL_OP_CONSTANT_OF_SHAPE] = {fold_constant_of_shape, NULL},
+    [WL_OP_RANGE] = {fold_range, NULL},
+    [WL_OP_RESHAPE] = {fold_moved, source_view},
+    [WL_OP_FLATTEN] = {fold_moved, source_view},
+    [WL_OP_SQUEEZE] = {fold_moved, source_view},
+    [WL_OP_UNSQUEEZE] = {fold_moved, source_view},
+    [WL_OP_IDENTITY] = {fold_moved, source_view},
+    [WL_OP_DROPOUT] = {fold_moved, source_view},
+    [WL_OP_EXPAND] = {fold_moved, source_expand},
+    [WL_OP_TILE] = {fold_moved, source_tile},
+    [WL_OP_TRANSPOSE] = {fold_moved, source_transpose},
+    [WL_OP_SLICE] = {fold_moved, source_slice},
+    [WL_OP_PAD] = {fold_moved, source_pad},
+    [WL_OP_CONCAT] = {fold_moved, source_concat},
+    [WL_OP_SPLIT] = {fold_moved, source_split},
+    [WL_OP_GATHER] = {fold_moved, source_gather},
+};
+
+/* The folder of an op kind, or NULL when the kind is not folded. */
+static fold_fn folder_of(wl_op_kind kind)
 {
-    *source = NULL;
-    switch (kind) {
-    case WL_OP_SHAPE:
-        return fold_shape;
-    case WL_OP_CONSTANT_OF_SHAPE:
-        return fold_constant_of_shape;
-    case WL_OP_RANGE:
-        return fold_range;
-    case WL_OP_RESHAPE:
-    case WL_OP_FLATTEN:
-    case WL_OP_SQUEEZE:
-    case WL_OP_UNSQUEEZE:
-    case WL_OP_IDENTITY:
-    case WL_OP_DROPOUT:
-        *source = source_view;
-        break;
-    case WL_OP_EXPAND:
-        *source = source_expand;
-        break;
-    case WL_OP_TILE:
-        *source = source_tile;
-        break;
-    case WL_OP_TRANSPOSE:
-        *source = source_transpose;
-        break;
-    case WL_OP_SLICE:
-        *source = source_slice;
-        break;
-    case WL_OP_PAD:
-        *source = source_pad;
-        break;
-    case WL_OP_CONCAT:
-        *source = source_concat;
-        break;
-    case WL_OP_SPLIT:
-        *source = source_split;
-        break;
-    case WL_OP_GATHER:
-        *source = source_gather;
-        break;
-    default:
-        break;
-    }
-    if (*source)
-        return fold_moved;
+    if ((unsigned)kind >= WL_OP_COUNT)
+        return NULL;
+    if (folders[kind].fold)
+        return folders[kind].fold;
     wl_op_category cat = wl_op_kind_category(kind);
     return cat == WL_CAT_UNARY || cat == WL_CAT_BINARY ? fold_elementwise : NULL;
 }
@@ -603,8 +615,7 @@ static bool mode_folds(const wl_op *op)
 as_code wl_fold_op(wl_infer_ctx *c)
 {
     wl_op *op = c->op;
-    source_fn source;
-    fold_fn fold = folder_of(op->kind, &source);
+    fold_fn fold = folder_of(op->kind);
     if (!fold || !mode_folds(op))
         return AS_OK;
     /* Shape reads only its input's dims; everything else its values. */
@@ -614,15 +625,15 @@ as_code wl_fold_op(wl_infer_ctx *c)
             return AS_OK;
     }
     for (int o = 0; o < op->n_outputs; o++) {
-        int64_t n = wl_tensor_elements(output(c, o));
+        int64_t n = wl_tensor_elements(wl_infer_output(c, o));
         if (n < 0 || n > WL_MAX_FOLD_ELEMS)
             return AS_OK;
     }
-    as_code rc = fold(c, source);
+    as_code rc = fold(c, folders[op->kind].source);
     if (rc != AS_OK)
         return rc;
     op->folded = true;
     for (int o = 0; o < op->n_outputs; o++)
-        op->folded &= has_values(output(c, o));
+        op->folded &= has_values(wl_infer_output(c, o));
     return AS_OK;
 }

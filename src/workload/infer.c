@@ -25,8 +25,7 @@
 
 /* ------------------------------------------------------------- helpers */
 
-/* "<source>: node <i> '<name>' (<type>)": where a message is about. */
-static const char *describe_node(const wl_infer_ctx *c, char *buf, size_t size)
+const char *wl_infer_node_str(const wl_infer_ctx *c, char *buf, size_t size)
 {
     snprintf(buf, size, "%s: node %d '%s' (%s)", c->g->source, (int)c->op->source_index,
              c->op->name ? c->op->name : "",
@@ -41,7 +40,7 @@ as_code wl_infer_fail(const wl_infer_ctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return as_fail(c->st, AS_EINVAL, "%s: %s", describe_node(c, who, sizeof who), what);
+    return as_fail(c->st, AS_EINVAL, "%s: %s", wl_infer_node_str(c, who, sizeof who), what);
 }
 
 const wl_tensor *wl_infer_input(const wl_infer_ctx *c, int slot)
@@ -49,6 +48,11 @@ const wl_tensor *wl_infer_input(const wl_infer_ctx *c, int slot)
     if (slot >= c->op->n_inputs || c->op->inputs[slot] < 0)
         return NULL;
     return &c->g->tensors[c->op->inputs[slot]];
+}
+
+wl_tensor *wl_infer_output(const wl_infer_ctx *c, int slot)
+{
+    return &c->g->tensors[c->op->outputs[slot]];
 }
 
 /* Shorthand inside this file: rules index inputs all the time. */
@@ -64,13 +68,8 @@ static const char *dims_str(int rank, const int64_t *dims, char *buf, size_t siz
     return wl_shape_str(&t, buf, size);
 }
 
+/* Room for a shape in a message, "[1,3,224,224]" (longer ones are cut). */
 enum { SHAPE_STR_BYTES = 96 };
-
-/* Name of output `slot` for messages. */
-static const char *output_name(const wl_infer_ctx *c, int slot)
-{
-    return c->g->tensors[c->op->outputs[slot]].name;
-}
 
 /*
  * Give output `slot` its shape and element type, and forget any values it
@@ -87,7 +86,7 @@ static as_code set_output(wl_infer_ctx *c, int slot, wl_dtype dtype, int rank, c
 {
     if (slot >= c->op->n_outputs)
         return AS_OK;
-    wl_tensor *t = &c->g->tensors[c->op->outputs[slot]];
+    wl_tensor *t = wl_infer_output(c, slot);
     if (rank > WL_MAX_RANK)
         return wl_infer_fail(c, "output '%s' would have rank %d; at most %d is supported", t->name,
                              rank, WL_MAX_RANK);
@@ -133,10 +132,11 @@ static as_code normalize_axis(const wl_infer_ctx *c, const char *key, int64_t ax
 /*
  * Numpy (multidirectional) broadcasting of shape a with shape b: dims are
  * aligned at the right, a dim of 1 stretches to the other.  out may alias
- * a or b.
+ * a or b.  `operand` is the input whose shape the message names.
  */
-static as_code broadcast(const wl_infer_ctx *c, int rank_a, const int64_t *a, int rank_b,
-                         const int64_t *b, int *rank_out, int64_t *out)
+static as_code broadcast(const wl_infer_ctx *c, const wl_tensor *operand, int rank_a,
+                         const int64_t *a, int rank_b, const int64_t *b, int *rank_out,
+                         int64_t *out)
 {
     int rank = rank_a > rank_b ? rank_a : rank_b;
     int64_t dims[WL_MAX_RANK];
@@ -145,9 +145,9 @@ static as_code broadcast(const wl_infer_ctx *c, int rank_a, const int64_t *a, in
         int64_t y = i < rank - rank_b ? 1 : b[i - (rank - rank_b)];
         if (x != y && x != 1 && y != 1) {
             char sa[SHAPE_STR_BYTES], sb[SHAPE_STR_BYTES];
-            return wl_infer_fail(c, "cannot broadcast %s with %s",
+            return wl_infer_fail(c, "cannot broadcast %s with %s (input '%s')",
                                  dims_str(rank_a, a, sa, sizeof sa),
-                                 dims_str(rank_b, b, sb, sizeof sb));
+                                 dims_str(rank_b, b, sb, sizeof sb), operand->name);
         }
         dims[i] = x == 1 ? y : x;
     }
@@ -163,7 +163,7 @@ static as_code check_broadcasts_to(const wl_infer_ctx *c, const wl_tensor *t, in
 {
     int r;
     int64_t d[WL_MAX_RANK];
-    as_code rc = broadcast(c, t->rank, t->dims, rank, dims, &r, d);
+    as_code rc = broadcast(c, t, t->rank, t->dims, rank, dims, &r, d);
     if (rc != AS_OK)
         return rc;
     if (r != rank || memcmp(d, dims, (size_t)rank * sizeof *dims) != 0) {
@@ -313,7 +313,7 @@ static as_code infer_elementwise(wl_infer_ctx *c)
         if (kind == WL_OP_PRELU && s > 0)
             rc = check_broadcasts_to(c, t, rank, dims);
         else
-            rc = broadcast(c, rank, dims, t->rank, t->dims, &rank, dims);
+            rc = broadcast(c, t, rank, dims, t->rank, t->dims, &rank, dims);
         if (rc != AS_OK)
             return rc;
     }
@@ -406,6 +406,13 @@ static as_code read_window(const wl_infer_ctx *c, const wl_tensor *x, const int6
     return AS_OK;
 }
 
+/* auto_pad SAME_UPPER or SAME_LOWER: the output size follows the stride
+ * alone, the padding adapts. */
+static bool pads_same(const wl_attrs *a)
+{
+    return a->auto_pad == WL_AUTO_PAD_SAME_UPPER || a->auto_pad == WL_AUTO_PAD_SAME_LOWER;
+}
+
 /*
  * Output length on spatial axis i of a window sliding over in_len
  * elements (Conv and the pools).  SAME_* pads so that the output is
@@ -416,8 +423,7 @@ static as_code read_window(const wl_infer_ctx *c, const wl_tensor *x, const int6
 static as_code window_out_len(const wl_infer_ctx *c, const window *w, int i, int64_t in_len,
                               bool ceil_mode, int64_t *out_len)
 {
-    wl_auto_pad auto_pad = c->op->attrs.auto_pad;
-    if (auto_pad == WL_AUTO_PAD_SAME_UPPER || auto_pad == WL_AUTO_PAD_SAME_LOWER) {
+    if (pads_same(&c->op->attrs)) {
         *out_len = ceil_div(in_len, w->stride[i]);
         return AS_OK;
     }
@@ -458,13 +464,21 @@ static as_code set_window_output(wl_infer_ctx *c, const wl_tensor *x, const wind
     return rc;
 }
 
-/* group >= 1; returns it. */
-static as_code read_group(const wl_infer_ctx *c, int64_t *group)
+/*
+ * What Conv and ConvTranspose check alike: the weight w has the input x's
+ * rank, attribute group (returned) is positive, and the window's kernel
+ * is the weight's trailing dims.
+ */
+static as_code read_conv(const wl_infer_ctx *c, const wl_tensor *x, const wl_tensor *w,
+                         int64_t *group, window *win)
 {
     *group = c->op->attrs.group;
+    if (w->rank != x->rank)
+        return wl_infer_fail(c, "weight '%s' has rank %d but input '%s' has rank %d", w->name,
+                             w->rank, x->name, x->rank);
     if (*group < 1)
         return wl_infer_fail(c, "attribute 'group' = %lld must be positive", (long long)*group);
-    return AS_OK;
+    return read_window(c, x, w->dims + 2, win);
 }
 
 /* An optional bias (input 2) must be a list of `channels` values. */
@@ -479,26 +493,13 @@ static as_code check_bias(const wl_infer_ctx *c, int64_t channels)
     return AS_OK;
 }
 
-/* The weight of a conv must have the input's rank. */
-static as_code check_weight_rank(const wl_infer_ctx *c, const wl_tensor *x, const wl_tensor *w)
-{
-    if (w->rank != x->rank)
-        return wl_infer_fail(c, "weight '%s' has rank %d but input '%s' has rank %d", w->name,
-                             w->rank, x->name, x->rank);
-    return AS_OK;
-}
-
 /* Conv: X [N, C, spatial...], W [M, C / group, kernel...], B [M]. */
 static as_code infer_conv(wl_infer_ctx *c)
 {
     const wl_tensor *x = IN(c, 0), *w = IN(c, 1);
     int64_t group, expected;
     window win;
-    as_code rc = check_weight_rank(c, x, w);
-    if (rc == AS_OK)
-        rc = read_group(c, &group);
-    if (rc == AS_OK)
-        rc = read_window(c, x, w->dims + 2, &win);
+    as_code rc = read_conv(c, x, w, &group, &win);
     if (rc != AS_OK)
         return rc;
     if (!as_mul_i64(w->dims[1], group, &expected) || expected != x->dims[1])
@@ -530,11 +531,7 @@ static as_code infer_conv_transpose(wl_infer_ctx *c)
     const wl_tensor *x = IN(c, 0), *w = IN(c, 1);
     int64_t group, m;
     window win;
-    as_code rc = check_weight_rank(c, x, w);
-    if (rc == AS_OK)
-        rc = read_group(c, &group);
-    if (rc == AS_OK)
-        rc = read_window(c, x, w->dims + 2, &win);
+    as_code rc = read_conv(c, x, w, &group, &win);
     if (rc != AS_OK)
         return rc;
     if (w->dims[0] != x->dims[1])
@@ -558,7 +555,7 @@ static as_code infer_conv_transpose(wl_infer_ctx *c)
                                  i, (long long)op_pad);
         if (a->output_shape[i] > 0) {
             len = a->output_shape[i];
-        } else if (a->auto_pad == WL_AUTO_PAD_SAME_UPPER || a->auto_pad == WL_AUTO_PAD_SAME_LOWER) {
+        } else if (pads_same(a)) {
             if (!as_mul_i64(in_len, win.stride[i], &len))
                 return wl_infer_fail(c, "output size on spatial axis %d overflows 64 bits", i);
         } else {
@@ -655,7 +652,7 @@ static as_code infer_matmul(wl_infer_ctx *c)
     int batch_a = a->rank > 2 ? a->rank - 2 : 0, batch_b = b->rank > 2 ? b->rank - 2 : 0;
     int rank;
     int64_t dims[WL_MAX_RANK + 2];
-    as_code rc = broadcast(c, batch_a, a->dims, batch_b, b->dims, &rank, dims);
+    as_code rc = broadcast(c, b, batch_a, a->dims, batch_b, b->dims, &rank, dims);
     if (rc != AS_OK)
         return rc;
     if (a->rank > 1)
@@ -906,7 +903,7 @@ static as_code infer_gather(wl_infer_ctx *c)
     int rank = data->rank - 1 + idx->rank;
     if (rank > WL_MAX_RANK)
         return wl_infer_fail(c, "output '%s' would have rank %d; at most %d is supported",
-                             output_name(c, 0), rank, WL_MAX_RANK);
+                             wl_infer_output(c, 0)->name, rank, WL_MAX_RANK);
     int64_t dims[WL_MAX_RANK];
     memcpy(dims, data->dims, (size_t)c->axis * sizeof *dims);
     memcpy(dims + c->axis, idx->dims, (size_t)idx->rank * sizeof *dims);
@@ -950,7 +947,7 @@ static as_code infer_expand(wl_infer_ctx *c)
         return rc;
     int rank;
     int64_t dims[WL_MAX_RANK];
-    rc = broadcast(c, x->rank, x->dims, (int)n, shape, &rank, dims);
+    rc = broadcast(c, IN(c, 1), x->rank, x->dims, (int)n, shape, &rank, dims);
     if (rc == AS_OK)
         rc = set_output(c, 0, x->dtype, rank, dims);
     return rc;
@@ -1058,7 +1055,7 @@ static as_code infer_depth_to_space(wl_infer_ctx *c)
     int64_t dims[4] = {x->dims[0], x->dims[1] / b2};
     if (!as_mul_i64(x->dims[2], b, &dims[2]) || !as_mul_i64(x->dims[3], b, &dims[3]))
         return wl_infer_fail(c, "element count of output '%s' overflows 64 bits",
-                             output_name(c, 0));
+                             wl_infer_output(c, 0)->name);
     return set_output(c, 0, x->dtype, 4, dims);
 }
 
@@ -1126,7 +1123,7 @@ static as_code infer_flatten(wl_infer_ctx *c)
     for (int i = 0; i < x->rank; i++)
         if (!as_mul_i64(dims[i >= axis], x->dims[i], &dims[i >= axis]))
             return wl_infer_fail(c, "element count of output '%s' overflows 64 bits",
-                                 output_name(c, 0));
+                                 wl_infer_output(c, 0)->name);
     return set_output(c, 0, x->dtype, 2, dims);
 }
 
@@ -1185,7 +1182,7 @@ static as_code infer_shape(wl_infer_ctx *c)
  * the op is folded by definition. */
 static as_code infer_constant(wl_infer_ctx *c)
 {
-    wl_tensor *t = &c->g->tensors[c->op->outputs[0]];
+    wl_tensor *t = wl_infer_output(c, 0);
     if (!t->shape_known)
         return wl_infer_fail(c, "constant '%s' has no shape", t->name);
     if (t->bits == 0)
@@ -1204,7 +1201,7 @@ static as_code infer_constant_of_shape(wl_infer_ctx *c)
     as_code rc = shape_values(c, 0, false, &shape, &n);
     if (rc != AS_OK)
         return rc;
-    wl_dtype dtype = c->g->tensors[c->op->outputs[0]].dtype;
+    wl_dtype dtype = wl_infer_output(c, 0)->dtype;
     c->fill = c->op->attrs.value;
     return set_output(c, 0, dtype != WL_DTYPE_UNDEFINED ? dtype : WL_DTYPE_F32, (int)n, shape);
 }
@@ -1234,12 +1231,13 @@ static as_code infer_range(wl_infer_ctx *c)
         uint64_t count = distance ? (distance - 1) / stride + 1 : 0;
         if (count > INT64_MAX)
             return wl_infer_fail(c, "element count of output '%s' overflows 64 bits",
-                                 output_name(c, 0));
+                                 wl_infer_output(c, 0)->name);
         len = (int64_t)count;
     } else {
         double count = ceil((v[1] - v[0]) / v[2]);
         if (!(v[2] != 0) || count != count || count >= 9.0e18)
-            return wl_infer_fail(c, "inputs give no finite element count");
+            return wl_infer_fail(c, "inputs 'start', 'limit', 'delta' give no finite element "
+                                    "count");
         len = count > 0 ? (int64_t)count : 0;
     }
     return set_output(c, 0, start->dtype, 1, &len);
@@ -1326,7 +1324,7 @@ static const struct {
  */
 static as_code infer_unknown(wl_infer_ctx *c)
 {
-    wl_tensor *y = &c->g->tensors[c->op->outputs[0]];
+    wl_tensor *y = wl_infer_output(c, 0);
     if (y->shape_known)
         return AS_OK;
     const wl_tensor *x = IN(c, 0);
@@ -1339,7 +1337,7 @@ static as_code infer_unknown(wl_infer_ctx *c)
     wl_warn(c->g,
             "%s: unknown op type; assuming output '%s' has the shape and type of input "
             "'%s'",
-            describe_node(c, who, sizeof who), y->name, x->name);
+            wl_infer_node_str(c, who, sizeof who), y->name, x->name);
     return set_output_like(c, 0, x, x->dtype);
 }
 
@@ -1370,9 +1368,11 @@ as_code wl_infer_op(wl_graph *g, int32_t op_index, as_status *st)
     c.op->folded = false;
     if (kind == WL_OP_UNKNOWN || (unsigned)kind >= WL_OP_COUNT)
         return infer_unknown(&c);
-    if (!rules[kind].rule)
-        return as_fail(st, AS_EINTERNAL, "%s: no shape rule for op type %s", g->source,
-                       c.op->op_type);
+    if (!rules[kind].rule) {
+        char who[AS_MSG_BYTES];
+        return as_fail(st, AS_EINTERNAL, "%s: no shape rule for this op type",
+                       wl_infer_node_str(&c, who, sizeof who));
+    }
     as_code rc = check_inputs(&c, rules[kind].required_inputs);
     if (rc == AS_OK)
         rc = rules[kind].rule(&c);

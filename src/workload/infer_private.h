@@ -26,13 +26,20 @@ typedef struct wl_infer_ctx {
     double fill;                /* Pad: the constant; Dropout: the mask's value (true) */
 } wl_infer_ctx;
 
-/* Fail with AS_EINVAL and a message "<source>: node <i> '<name>' (<type>):
- * <what>", what given printf-style.  Returns AS_EINVAL. */
+/* "<source>: node <i> '<name>' (<type>)" in buf: whom a message is about.
+ * Returns buf. */
+const char *wl_infer_node_str(const wl_infer_ctx *c, char *buf, size_t size);
+
+/* Fail with AS_EINVAL and a message "<node>: <what>" (see
+ * wl_infer_node_str), what given printf-style.  Returns AS_EINVAL. */
 as_code wl_infer_fail(const wl_infer_ctx *c, const char *fmt, ...) AS_PRINTF(2, 3);
 
 /* Input `slot` of the op, or NULL when the op has no such input or it was
  * omitted (index -1). */
 const wl_tensor *wl_infer_input(const wl_infer_ctx *c, int slot);
+
+/* Output `slot` of the op, which the caller knows it has. */
+wl_tensor *wl_infer_output(const wl_infer_ctx *c, int slot);
 
 /* Compute the values of the op's outputs, whose shapes are set, when the
  * op can be folded: every input it reads has known values and every
