@@ -17,6 +17,7 @@
 #define RUNS 5
 #define MAX_MODELS 64
 
+/* Milliseconds on the monotonic clock (not the wall clock, which may jump). */
 static double now_ms(void)
 {
     struct timespec ts;
@@ -40,12 +41,15 @@ static double time_one(const char *path, int32_t *n_ops, as_status *st)
     return rc == AS_OK ? elapsed : -1;
 }
 
+/* qsort order of file names. */
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The .onnx files of dir, sorted; returns how many (at most MAX_MODELS). */
+/* The .onnx files of dir, sorted, malloc'd into names; returns how many
+ * (at most MAX_MODELS: further files are left out), or -1 when dir cannot
+ * be read. */
 static int list_models(const char *dir, char *names[MAX_MODELS])
 {
     DIR *d = opendir(dir);
@@ -62,6 +66,8 @@ static int list_models(const char *dir, char *names[MAX_MODELS])
     return n;
 }
 
+/* One line per model: its op count and best time; exits 1 when the
+ * directory cannot be read or a model fails to load. */
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : AS_REFERENCE_DIR "/models";

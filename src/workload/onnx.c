@@ -1,14 +1,17 @@
 /*
  * onnx.c -- reading and writing ONNX models (see workload.h).
  *
- * Import decodes the protobuf with protoc-c's generated code, then maps the
- * GraphProto onto a wl_graph:
+ * Import checks the nesting of the protobuf's messages (nesting_ok), decodes
+ * it with protoc-c's generated code, then maps the GraphProto onto a
+ * wl_graph (import_graph):
  *
- *   initializers -> weight / constant tensors (values kept when small)
- *   graph inputs -> input tensors with their declared shapes
- *   pass 1       -> one tensor per node output (Constant nodes: with values)
- *   pass 2       -> one op per node, inputs resolved by name, attributes
- *                   checked and copied into wl_attrs
+ *   initializers   -> weight / constant tensors (values kept when small)
+ *   graph inputs   -> input tensors with their declared shapes
+ *   value_info     -> an index of declared shapes, for unknown ops
+ *   pass 1         -> one tensor per node output (Constant nodes: with values)
+ *   graph outputs  -> resolved by name
+ *   pass 2         -> one op per node, inputs resolved by name, attributes
+ *                     checked and copied into wl_attrs (attr_rules)
  *   wl_graph_infer -> order, shapes, folding, operand checks
  *
  * Creating every node output before adding any op means that a file whose
@@ -17,8 +20,10 @@
  * returning: the graph keeps only arena copies.
  *
  * Export builds a ModelProto from the graph in a scratch arena and packs
- * it: the source's opset, weights without data ("weight-stripped"), constants with
- * their values, value_info for every tensor whose shape is known.
+ * it: the source's opset, weights without data ("weight-stripped"),
+ * constants with their values, value_info for every tensor whose shape is
+ * known.  Attributes go out through the same attr_rules table they came
+ * in by.
  */
 #include "workload.h"
 
@@ -123,6 +128,7 @@ enum { N_ATTR_RULES = sizeof attr_rules / sizeof attr_rules[0] };
 #define FIELD(attrs, rule, type) ((type *)((char *)(attrs) + (rule)->offset))
 #define CFIELD(attrs, rule, type) ((const type *)((const char *)(attrs) + (rule)->offset))
 
+/* True when rule r applies to ops of `kind` (see attr_scope). */
 static bool rule_serves(const attr_rule *r, wl_op_kind kind)
 {
     switch (r->scope) {
@@ -143,6 +149,7 @@ static const attr_rule *find_rule(const char *name, wl_op_kind kind)
     return NULL;
 }
 
+/* auto_pad's ONNX spellings, indexed by wl_auto_pad. */
 static const char *const auto_pad_names[] = {
     [WL_AUTO_PAD_NOTSET] = "NOTSET",
     [WL_AUTO_PAD_SAME_UPPER] = "SAME_UPPER",
@@ -183,6 +190,7 @@ static typed_field typed_field_of(wl_dtype t)
     }
 }
 
+/* Number of values tp holds in its typed field f. */
 static size_t typed_count(const Onnx__TensorProto *tp, typed_field f)
 {
     switch (f) {
@@ -204,7 +212,8 @@ static bool has_any_data(const Onnx__TensorProto *tp)
            tp->n_int32_data || tp->n_int64_data || tp->n_uint64_data || tp->n_string_data;
 }
 
-/* Bytes of one element in raw_data. */
+/* Bytes of one element in raw_data; 0 for UNDEFINED and STRING, which
+ * have no raw form (the importer refuses them, the exporter skips them). */
 static size_t raw_elem_bytes(wl_dtype t)
 {
     return (size_t)(wl_dtype_bits(t) + 7) / 8;
@@ -235,7 +244,8 @@ static uint16_t half_from_double(double v)
         return sign | 0x7c00;
     int e;
     frexp(v, &e); /* v = f * 2^e, f in [0.5, 1) */
-    if (v == 0 || e < -13) /* subnormal: a multiple of 2^-24 (may round up to the smallest normal) */
+    /* Subnormal: a multiple of 2^-24 (may round up to the smallest normal). */
+    if (v == 0 || e < -13)
         return sign | (uint16_t)nearbyint(ldexp(v, 24));
     /* Normal: 11 significant bits; a mantissa that rounds up to 2048
      * carries into the exponent, which is the right encoding. */
@@ -243,6 +253,8 @@ static uint16_t half_from_double(double v)
     return sign | (uint16_t)(((uint32_t)(e + 14) << 10) + m - 1024);
 }
 
+/* The float32 whose bit pattern is bits, and the reverse (memcpy: no
+ * aliasing through pointer casts). */
 static float float_from_bits(uint32_t bits)
 {
     float f;
@@ -348,6 +360,19 @@ static const char *str_or_empty(const char *s)
     return s ? s : "";
 }
 
+/* Fail the import for want of memory. */
+static as_code out_of_memory(importer *im)
+{
+    return as_fail(im->st, AS_ENOMEM, "%s: out of memory", im->g->source);
+}
+
+/* True for the default ONNX operator domain, which files spell "" or
+ * "ai.onnx". */
+static bool is_default_domain(const char *domain)
+{
+    return *domain == '\0' || strcmp(domain, "ai.onnx") == 0;
+}
+
 /* Name of node i for the graph and messages: its own, or "node<i>". */
 static const char *node_name(const Onnx__NodeProto *n, size_t i, char *buf, size_t size)
 {
@@ -416,19 +441,17 @@ static as_code decode_values(importer *im, const Onnx__TensorProto *tp, wl_dtype
                              int64_t elements, wl_tensor *out, const char *what)
 {
     typed_field f = typed_field_of(t);
-    size_t elem_bytes = raw_elem_bytes(t);
+    size_t elem_bytes = raw_elem_bytes(t), have;
     bool raw = tp->has_raw_data && tp->raw_data.len > 0;
-    uint64_t have = raw ? tp->raw_data.len / elem_bytes : typed_count(tp, f);
-    bool exact = raw ? tp->raw_data.len % elem_bytes == 0 : true;
-    if (raw && (!exact || have != (uint64_t)elements))
+    if (raw && (tp->raw_data.len % elem_bytes != 0 ||
+                tp->raw_data.len / elem_bytes != (uint64_t)elements))
         return as_fail(im->st, AS_EINVAL,
                        "%s: %s: raw_data holds %zu bytes; its dims need %lld %s values of %zu bytes",
                        im->g->source, what, tp->raw_data.len, (long long)elements,
                        wl_dtype_name(t), elem_bytes);
-    if (have != (uint64_t)elements)
-        return as_fail(im->st, AS_EINVAL, "%s: %s holds %llu %s values; its dims need %lld",
-                       im->g->source, what, (unsigned long long)have, wl_dtype_name(t),
-                       (long long)elements);
+    if (!raw && (have = typed_count(tp, f)) != (uint64_t)elements)
+        return as_fail(im->st, AS_EINVAL, "%s: %s holds %zu %s values; its dims need %lld",
+                       im->g->source, what, have, wl_dtype_name(t), (long long)elements);
     if (elements > WL_MAX_FOLD_ELEMS)
         return AS_OK; /* carried by shape only */
     bool is_float = wl_dtype_is_float(t);
@@ -502,6 +525,7 @@ static int32_t add_stored_tensor(importer *im, const Onnx__TensorProto *tp, cons
     return idx;
 }
 
+/* Every initializer as a weight or constant tensor (add_stored_tensor). */
 static as_code add_initializers(importer *im)
 {
     for (size_t i = 0; i < im->gp->n_initializer; i++) {
@@ -584,11 +608,13 @@ static as_code add_graph_inputs(importer *im)
         if (t < 0)
             return im->st->code;
         if (!wl_add_graph_input(im->g, t))
-            return as_fail(im->st, AS_ENOMEM, "%s: out of memory", im->g->source);
+            return out_of_memory(im);
     }
     return AS_OK;
 }
 
+/* Fill im->declared (see importer).  Unnamed values are skipped; a name
+ * declared twice keeps its last declaration. */
 static as_code index_declared_shapes(importer *im)
 {
     const Onnx__GraphProto *gp = im->gp;
@@ -597,7 +623,7 @@ static as_code index_declared_shapes(importer *im)
             i < gp->n_value_info ? gp->value_info[i] : gp->output[i - gp->n_value_info];
         if (vi->name && *vi->name && i < INT32_MAX &&
             !as_strmap_put(&im->declared, vi->name, (int32_t)i))
-            return as_fail(im->st, AS_ENOMEM, "%s: out of memory", im->g->source);
+            return out_of_memory(im);
     }
     return AS_OK;
 }
@@ -614,13 +640,10 @@ static as_code apply_declared_shape(importer *im, int32_t t)
                                          ? gp->value_info[k]
                                          : gp->output[(size_t)k - gp->n_value_info];
     wl_tensor *tensor = &im->g->tensors[t];
-    int64_t dims[WL_MAX_RANK];
-    bool known = false;
-    if (declared_shape(im, vi, &tensor->dtype, &tensor->rank, dims, &known) != AS_OK)
+    if (declared_shape(im, vi, &tensor->dtype, &tensor->rank, tensor->dims,
+                       &tensor->shape_known) != AS_OK)
         return im->st->code;
     tensor->bits = wl_dtype_bits(tensor->dtype);
-    tensor->shape_known = known;
-    memcpy(tensor->dims, dims, sizeof dims);
     return AS_OK;
 }
 
@@ -724,8 +747,7 @@ static as_code node_kind(importer *im, size_t i, wl_op_kind *kind)
 {
     const Onnx__NodeProto *n = im->gp->node[i];
     const char *domain = str_or_empty(n->domain), *type = str_or_empty(n->op_type);
-    bool default_domain = *domain == '\0' || strcmp(domain, "ai.onnx") == 0;
-    *kind = default_domain ? wl_op_kind_from_name(type) : WL_OP_UNKNOWN;
+    *kind = is_default_domain(domain) ? wl_op_kind_from_name(type) : WL_OP_UNKNOWN;
     if (*kind != WL_OP_UNKNOWN)
         return AS_OK;
     char name[64];
@@ -767,6 +789,8 @@ static as_code add_node_outputs(importer *im)
     return AS_OK;
 }
 
+/* Mark the graph outputs, which pass 1, the inputs or the initializers
+ * must have defined. */
 static as_code add_graph_outputs(importer *im)
 {
     for (size_t i = 0; i < im->gp->n_output; i++) {
@@ -778,23 +802,25 @@ static as_code add_graph_outputs(importer *im)
                            "initializer",
                            im->g->source, name);
         if (!wl_add_graph_output(im->g, t))
-            return as_fail(im->st, AS_ENOMEM, "%s: out of memory", im->g->source);
+            return out_of_memory(im);
     }
     return AS_OK;
 }
 
 /* ----------------------------------------------------------- attributes */
 
-/* Copy an INTS attribute of n values into dst after checking that it
- * fits: wl_attrs has fixed-size arrays. */
-static as_code copy_ints(importer *im, const char *where, const Onnx__AttributeProto *at,
-                         int64_t *dst, int capacity)
+/* A plain list (axes, perm, split): its values and their count, after
+ * checking that they fit wl_attrs' fixed-size array. */
+static as_code store_list(importer *im, const char *where, const Onnx__AttributeProto *at,
+                          const attr_rule *r, wl_attrs *a)
 {
-    if (at->n_ints > (size_t)capacity)
-        return as_fail(im->st, AS_EINVAL, "%s: attribute '%s' has %zu values; at most %d are supported",
-                       where, at->name, at->n_ints, capacity);
+    if (at->n_ints > (size_t)r->capacity)
+        return as_fail(im->st, AS_EINVAL,
+                       "%s: attribute '%s' has %zu values; at most %d are supported", where,
+                       r->name, at->n_ints, r->capacity);
     if (at->n_ints)
-        memcpy(dst, at->ints, at->n_ints * sizeof *dst);
+        memcpy(FIELD(a, r, int64_t), at->ints, at->n_ints * sizeof(int64_t));
+    *(int *)((char *)a + r->count_offset) = (int)at->n_ints;
     return AS_OK;
 }
 
@@ -866,13 +892,10 @@ static as_code store_attr(importer *im, size_t node, const char *where,
         *FIELD(a, r, int) = (int)at->i;
         return AS_OK;
     case SLOT_SPATIAL: return store_spatial(im, where, at, r, a);
-    case SLOT_LIST:
-        if (copy_ints(im, where, at, FIELD(a, r, int64_t), r->capacity) != AS_OK)
-            return im->st->code;
-        *(int *)((char *)a + r->count_offset) = (int)at->n_ints;
-        return AS_OK;
+    case SLOT_LIST: return store_list(im, where, at, r, a);
     case SLOT_DTYPE:
-        if (at->i <= 0 || at->i > INT_MAX || !wl_dtype_valid((int)at->i) || at->i == WL_DTYPE_STRING)
+        if (at->i <= 0 || at->i > INT_MAX || !wl_dtype_valid((int)at->i) ||
+            at->i == WL_DTYPE_STRING)
             return as_fail(im->st, AS_EINVAL, "%s: attribute '%s' names unsupported data type %lld",
                            where, r->name, (long long)at->i);
         *FIELD(a, r, wl_dtype) = (wl_dtype)at->i;
@@ -986,7 +1009,7 @@ static as_code add_ops(importer *im)
         widest = n->n_output > widest ? n->n_output : widest;
     }
     int32_t *in = malloc(widest * sizeof *in), *out = malloc(widest * sizeof *out);
-    as_code rc = in && out ? AS_OK : as_fail(im->st, AS_ENOMEM, "%s: out of memory", im->g->source);
+    as_code rc = in && out ? AS_OK : out_of_memory(im);
     for (size_t i = 0; i < im->gp->n_node && rc == AS_OK; i++) {
         const Onnx__NodeProto *n = im->gp->node[i];
         wl_attrs a;
@@ -1012,11 +1035,16 @@ static int64_t default_opset(const Onnx__ModelProto *m)
 {
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-        const char *domain = str_or_empty(o->domain);
-        if (*domain == '\0' || strcmp(domain, "ai.onnx") == 0)
+        if (is_default_domain(str_or_empty(o->domain)))
             return o->has_version ? o->version : -1;
     }
     return -1;
+}
+
+/* True when the n characters of s end in ".onnx". */
+static bool has_onnx_suffix(const char *s, size_t n)
+{
+    return n >= 5 && memcmp(s + n - 5, ".onnx", 5) == 0;
 }
 
 /* Graph names exporters write whatever the model ("torch_jit" for every
@@ -1039,7 +1067,7 @@ static const char *model_name(wl_graph *g, const Onnx__GraphProto *gp, const cha
     const char *base = strrchr(display, '/');
     base = base ? base + 1 : display;
     size_t n = strlen(base);
-    if (n > 5 && strcmp(base + n - 5, ".onnx") == 0)
+    if (n > 5 && has_onnx_suffix(base, n)) /* a file named ".onnx" keeps its name */
         n -= 5;
     return as_arena_printf(&g->arena, "%.*s", (int)(n < 256 ? n : 256), base);
 }
@@ -1119,7 +1147,7 @@ static as_code import_graph(importer *im)
 {
     im->kinds = malloc((im->gp->n_node ? im->gp->n_node : 1) * sizeof *im->kinds);
     if (!im->kinds)
-        return as_fail(im->st, AS_ENOMEM, "%s: out of memory", im->g->source);
+        return out_of_memory(im);
     as_code rc = add_initializers(im);
     if (rc == AS_OK)
         rc = add_graph_inputs(im);
@@ -1171,6 +1199,8 @@ static wl_graph *new_model_graph(const Onnx__ModelProto *m, const char *display,
     return g;
 }
 
+/* The nesting guard, protobuf-c's decoder, then the graph; the decoded
+ * model is freed whatever the outcome. */
 as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *display_name,
                             const wl_onnx_options *opt, wl_graph **out, as_status *st)
 {
@@ -1202,6 +1232,7 @@ as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *displa
     return AS_OK;
 }
 
+/* Read the whole file, then load it as a buffer named by its path. */
 as_code wl_onnx_load(const char *path, const wl_onnx_options *opt, wl_graph **out, as_status *st)
 {
     *out = NULL;
@@ -1234,6 +1265,7 @@ static const struct {
     {WL_OP_CONSTANT_OF_SHAPE, " value "}, /* carries the output's type */
 };
 
+/* True when attribute `name` of ops of `kind` is in always_written. */
 static bool is_always_written(wl_op_kind kind, const char *name)
 {
     char word[32];
@@ -1397,16 +1429,25 @@ static Onnx__TensorProto *fill_value_proto(exporter *ex, const wl_op *op)
     return tensor_proto(ex, &t);
 }
 
+/* An AttributeProto named `name` of type `type`, for the caller to fill. */
+static Onnx__AttributeProto *new_attr_proto(exporter *ex, const char *name, attr_type type)
+{
+    Onnx__AttributeProto *at = EX_NEW(ex, Onnx__AttributeProto, ONNX__ATTRIBUTE_PROTO__INIT);
+    if (at) {
+        at->name = (char *)name;
+        at->has_type = true;
+        at->type = type;
+    }
+    return at;
+}
+
 /* Attribute r of op, whose attributes resolved are a, as an AttributeProto. */
 static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const wl_attrs *a,
                                         const wl_op *op)
 {
-    Onnx__AttributeProto *at = EX_NEW(ex, Onnx__AttributeProto, ONNX__ATTRIBUTE_PROTO__INIT);
+    Onnx__AttributeProto *at = new_attr_proto(ex, r->name, r->type);
     if (!at)
         return NULL;
-    at->name = (char *)r->name;
-    at->has_type = true;
-    at->type = r->type;
     const char *s = NULL;
     switch (r->slot) {
     case SLOT_I64: at->i = *CFIELD(a, r, int64_t); break;
@@ -1457,13 +1498,9 @@ static wl_attrs resolved_attrs(const wl_graph *g, const wl_op *op)
 /* A Constant node's `value`: the tensor t with its values. */
 static Onnx__AttributeProto *constant_value_attr(exporter *ex, const wl_tensor *t)
 {
-    Onnx__AttributeProto *at = EX_NEW(ex, Onnx__AttributeProto, ONNX__ATTRIBUTE_PROTO__INIT);
-    if (!at)
-        return NULL;
-    at->name = "value";
-    at->has_type = true;
-    at->type = A_TENSOR;
-    at->t = tensor_proto(ex, t);
+    Onnx__AttributeProto *at = new_attr_proto(ex, "value", A_TENSOR);
+    if (at)
+        at->t = tensor_proto(ex, t);
     return at;
 }
 
@@ -1506,6 +1543,7 @@ static char **tensor_names(exporter *ex, const int32_t *tensors, int n)
     return names;
 }
 
+/* op as a NodeProto: name, type, tensor names, attributes. */
 static Onnx__NodeProto *node_proto(exporter *ex, const wl_op *op)
 {
     Onnx__NodeProto *np = EX_NEW(ex, Onnx__NodeProto, ONNX__NODE_PROTO__INIT);
@@ -1538,6 +1576,7 @@ static bool is_loose_float_constant(const wl_graph *g, const wl_tensor *t)
     return t->kind == WL_TENSOR_CONSTANT && wl_dtype_is_float(t->dtype) && !is_computed(g, t);
 }
 
+/* True when t travels as an initializer (see is_loose_float_constant). */
 static bool is_initializer(const wl_graph *g, const wl_tensor *t)
 {
     bool stored = t->kind == WL_TENSOR_WEIGHT || t->kind == WL_TENSOR_CONSTANT;
@@ -1637,6 +1676,8 @@ static int64_t export_opset(const wl_graph *g)
     return opset;
 }
 
+/* The whole model for ex->g, in ex's arena; NULL (or ex->oom set) when
+ * memory runs out. */
 static Onnx__ModelProto *model_proto(exporter *ex)
 {
     const wl_graph *g = ex->g;
@@ -1683,6 +1724,7 @@ static as_code write_file(const char *path, const uint8_t *data, size_t n, as_st
     return ok ? AS_OK : as_fail(st, AS_EIO, "%s: write error: %s", path, strerror(errno));
 }
 
+/* Build the model in a scratch arena, pack it into one buffer, write it. */
 as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st)
 {
     exporter ex = {.g = g};
@@ -1706,18 +1748,20 @@ as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st)
 
 /* ------------------------------------------------------------- wl_model_load */
 
+/* True when path names an existing regular file. */
 static bool is_regular_file(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* A file when the name says ".onnx" or names a file, else a zoo model. */
 as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out,
                       as_status *st)
 {
     *out = NULL;
     size_t n = strlen(model);
-    if ((n >= 5 && strcmp(model + n - 5, ".onnx") == 0) || is_regular_file(model))
+    if (has_onnx_suffix(model, n) || is_regular_file(model))
         return wl_onnx_load(model, opt, out, st);
     if (wl_zoo_find(model))
         return wl_zoo_build(model, out, st);
