@@ -36,6 +36,11 @@ void cli_json_int(cli_json *j, int64_t v);
 void cli_json_double(cli_json *j, double v);
 void cli_json_bool(cli_json *j, bool v);
 void cli_json_null(cli_json *j);
+/* "key": value in one call, for the common case of a scalar member. */
+void cli_json_string_field(cli_json *j, const char *key, const char *s);
+void cli_json_int_field(cli_json *j, const char *key, int64_t v);
+void cli_json_double_field(cli_json *j, const char *key, double v);
+void cli_json_bool_field(cli_json *j, const char *key, bool v);
 /* A shape as an array of integers. */
 void cli_json_shape(cli_json *j, const wl_tensor *t);
 

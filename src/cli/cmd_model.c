@@ -253,8 +253,7 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
 static void json_problem(cli_json *j, const wl_problem *p)
 {
     cli_json_begin_object(j);
-    cli_json_key(j, "kind");
-    cli_json_string(j, problem_kind_name(p->kind));
+    cli_json_string_field(j, "kind", problem_kind_name(p->kind));
     cli_json_key(j, "bounds");
     cli_json_begin_object(j);
     for (int d = 0; d < WL_NDIMS; d++) {
@@ -277,8 +276,7 @@ static void json_problem(cli_json *j, const wl_problem *p)
         const wl_dataspace *d = &p->ds[ds];
         cli_json_key(j, d->name);
         cli_json_begin_object(j);
-        cli_json_key(j, "tensor");
-        cli_json_int(j, d->tensor);
+        cli_json_int_field(j, "tensor", d->tensor);
         cli_json_key(j, "projection");
         cli_json_begin_array(j);
         for (int r = 0; r < d->n_ranks; r++) {
@@ -297,12 +295,9 @@ static void json_problem(cli_json *j, const wl_problem *p)
             cli_json_string(j, expr);
         }
         cli_json_end_array(j);
-        cli_json_key(j, "elements");
-        cli_json_int(j, wl_dataspace_elements(p, (wl_dataspace_id)ds));
-        cli_json_key(j, "bits");
-        cli_json_int(j, d->bits);
-        cli_json_key(j, "density");
-        cli_json_double(j, d->density);
+        cli_json_int_field(j, "elements", wl_dataspace_elements(p, (wl_dataspace_id)ds));
+        cli_json_int_field(j, "bits", d->bits);
+        cli_json_double_field(j, "density", d->density);
         cli_json_end_object(j);
     }
     cli_json_end_object(j);
@@ -315,16 +310,11 @@ static void json_layer(cli_json *j, const wl_graph *g, int32_t o)
     wl_op_stats os;
     wl_op_stats_get(g, o, &os);
     cli_json_begin_object(j);
-    cli_json_key(j, "name");
-    cli_json_string(j, layer_name(g, op));
-    cli_json_key(j, "op");
-    cli_json_string(j, op->op_type);
-    cli_json_key(j, "category");
-    cli_json_string(j, wl_op_category_name(wl_op_kind_category(op->kind)));
-    cli_json_key(j, "macs");
-    cli_json_int(j, os.macs);
-    cli_json_key(j, "params");
-    cli_json_int(j, os.params);
+    cli_json_string_field(j, "name", layer_name(g, op));
+    cli_json_string_field(j, "op", op->op_type);
+    cli_json_string_field(j, "category", wl_op_category_name(wl_op_kind_category(op->kind)));
+    cli_json_int_field(j, "macs", os.macs);
+    cli_json_int_field(j, "params", os.params);
     cli_json_key(j, "input_shapes");
     cli_json_begin_array(j);
     for (int i = 0; i < op->n_inputs; i++) {
@@ -344,14 +334,10 @@ static void json_layer(cli_json *j, const wl_graph *g, int32_t o)
     cli_json_end_array(j);
     cli_json_key(j, "output_shape");
     cli_json_shape(j, &g->tensors[op->outputs[0]]);
-    cli_json_key(j, "bytes_read");
-    cli_json_int(j, os.input_bytes + os.weight_bytes);
-    cli_json_key(j, "bytes_written");
-    cli_json_int(j, os.output_bytes);
-    cli_json_key(j, "output_elements");
-    cli_json_int(j, os.output_elements);
-    cli_json_key(j, "fusable");
-    cli_json_bool(j, op->fusable);
+    cli_json_int_field(j, "bytes_read", os.input_bytes + os.weight_bytes);
+    cli_json_int_field(j, "bytes_written", os.output_bytes);
+    cli_json_int_field(j, "output_elements", os.output_elements);
+    cli_json_bool_field(j, "fusable", op->fusable);
     cli_json_key(j, "problem");
     wl_problem p;
     if (wl_op_kind_category(op->kind) == WL_CAT_COMPUTE && wl_op_problem(g, o, &p, NULL) == AS_OK)
@@ -366,30 +352,18 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
     cli_json j;
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
-    cli_json_key(&j, "model");
-    cli_json_string(&j, g->name);
-    cli_json_key(&j, "source");
-    cli_json_string(&j, g->source);
-    cli_json_key(&j, "precision");
-    cli_json_string(&j, precision);
-    cli_json_key(&j, "params");
-    cli_json_int(&j, s->params);
-    cli_json_key(&j, "nonzero_params");
-    cli_json_int(&j, s->nonzero_params);
-    cli_json_key(&j, "macs");
-    cli_json_int(&j, s->macs);
-    cli_json_key(&j, "weight_bytes");
-    cli_json_int(&j, s->weight_bytes);
-    cli_json_key(&j, "max_working_set_bytes");
-    cli_json_int(&j, s->max_working_set_bytes);
-    cli_json_key(&j, "max_working_set_layer");
-    cli_json_string(&j, s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "");
-    cli_json_key(&j, "dram_bytes_unfused");
-    cli_json_int(&j, s->dram_bytes_unfused);
-    cli_json_key(&j, "op_intensity_unfused");
-    cli_json_double(&j, s->op_intensity_unfused);
-    cli_json_key(&j, "compute_layers");
-    cli_json_int(&j, s->n_compute_ops);
+    cli_json_string_field(&j, "model", g->name);
+    cli_json_string_field(&j, "source", g->source);
+    cli_json_string_field(&j, "precision", precision);
+    cli_json_int_field(&j, "params", s->params);
+    cli_json_int_field(&j, "nonzero_params", s->nonzero_params);
+    cli_json_int_field(&j, "macs", s->macs);
+    cli_json_int_field(&j, "weight_bytes", s->weight_bytes);
+    cli_json_int_field(&j, "max_working_set_bytes", s->max_working_set_bytes);
+    cli_json_string_field(&j, "max_working_set_layer", s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "");
+    cli_json_int_field(&j, "dram_bytes_unfused", s->dram_bytes_unfused);
+    cli_json_double_field(&j, "op_intensity_unfused", s->op_intensity_unfused);
+    cli_json_int_field(&j, "compute_layers", s->n_compute_ops);
     cli_json_key(&j, "warnings");
     cli_json_begin_array(&j);
     for (int32_t i = 0; i < g->n_warnings; i++)
@@ -480,12 +454,9 @@ int cli_zoo(int argc, char **argv)
         cli_json_begin_array(&j);
         for (int i = 0; i < n; i++) {
             cli_json_begin_object(&j);
-            cli_json_key(&j, "name");
-            cli_json_string(&j, e[i].name);
-            cli_json_key(&j, "family");
-            cli_json_string(&j, e[i].family);
-            cli_json_key(&j, "description");
-            cli_json_string(&j, e[i].description);
+            cli_json_string_field(&j, "name", e[i].name);
+            cli_json_string_field(&j, "family", e[i].family);
+            cli_json_string_field(&j, "description", e[i].description);
             cli_json_end_object(&j);
         }
         cli_json_end_array(&j);

@@ -104,6 +104,30 @@ void cli_json_null(cli_json *j)
     fputs("null", j->out);
 }
 
+void cli_json_string_field(cli_json *j, const char *key, const char *s)
+{
+    cli_json_key(j, key);
+    cli_json_string(j, s);
+}
+
+void cli_json_int_field(cli_json *j, const char *key, int64_t v)
+{
+    cli_json_key(j, key);
+    cli_json_int(j, v);
+}
+
+void cli_json_double_field(cli_json *j, const char *key, double v)
+{
+    cli_json_key(j, key);
+    cli_json_double(j, v);
+}
+
+void cli_json_bool_field(cli_json *j, const char *key, bool v)
+{
+    cli_json_key(j, key);
+    cli_json_bool(j, v);
+}
+
 void cli_json_shape(cli_json *j, const wl_tensor *t)
 {
     if (!t->shape_known) {
