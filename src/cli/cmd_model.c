@@ -184,8 +184,8 @@ static const char *problem_str(const wl_problem *p, char *buf, size_t size)
 {
     size_t w = 0;
     for (int d = 0; d < WL_NDIMS && w < size; d++)
-        w += (size_t)snprintf(buf + w, size - w, "%s%s%lld", d ? " " : "",
-                              wl_dim_name((wl_dim)d), (long long)p->bound[d]);
+        w += (size_t)snprintf(buf + w, size - w, "%s%s%lld", d ? " " : "", wl_dim_name((wl_dim)d),
+                              (long long)p->bound[d]);
     if (w < size && (p->stride[0] > 1 || p->stride[1] > 1))
         snprintf(buf + w, size - w, " s%lldx%lld", (long long)p->stride[0],
                  (long long)p->stride[1]);
@@ -216,8 +216,8 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
 {
     char a[64], b[64], shape[96], prob[160];
     printf("model %s (%s), %s\n\n", g->name, g->source, precision);
-    printf("%4s  %-44s %-18s %-20s %15s %12s  %s\n", "#", "layer", "op", "output", "MACs",
-           "params", "problem");
+    printf("%4s  %-44s %-18s %-20s %15s %12s  %s\n", "#", "layer", "op", "output", "MACs", "params",
+           "problem");
     int row = 0;
     for (int32_t k = 0; k < g->n_order; k++) {
         int32_t o = g->order[k];
@@ -242,7 +242,8 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
         printf("%-24s %s\n", "non-zero parameters", grouped(s->nonzero_params, a, sizeof a));
     printf("%-24s %s\n", "MACs", grouped(s->macs, a, sizeof a));
     printf("%-24s %s\n", "weight bytes", grouped(s->weight_bytes, a, sizeof a));
-    printf("%-24s %s  (%s)\n", "max working set bytes", grouped(s->max_working_set_bytes, a, sizeof a),
+    printf("%-24s %s  (%s)\n", "max working set bytes",
+           grouped(s->max_working_set_bytes, a, sizeof a),
            s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "-");
     printf("%-24s %s\n", "DRAM bytes, unfused", grouped(s->dram_bytes_unfused, a, sizeof a));
     printf("%-24s %.2f ops/byte (2 x MACs per DRAM byte)\n", "op intensity, unfused",
@@ -261,8 +262,11 @@ static void json_problem(cli_json *j, const wl_problem *p)
         cli_json_int(j, p->bound[d]);
     }
     cli_json_end_object(j);
-    const struct { const char *key; const int64_t *v; int n; } arrays[] = {
-        {"stride", p->stride, 2}, {"dilation", p->dilation, 2}, {"pad", p->pad, 4}};
+    const struct {
+        const char *key;
+        const int64_t *v;
+        int n;
+    } arrays[] = {{"stride", p->stride, 2}, {"dilation", p->dilation, 2}, {"pad", p->pad, 4}};
     for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
         cli_json_key(j, arrays[a].key);
         cli_json_begin_array(j);
@@ -360,7 +364,9 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
     cli_json_int_field(&j, "macs", s->macs);
     cli_json_int_field(&j, "weight_bytes", s->weight_bytes);
     cli_json_int_field(&j, "max_working_set_bytes", s->max_working_set_bytes);
-    cli_json_string_field(&j, "max_working_set_layer", s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "");
+    cli_json_string_field(&j, "max_working_set_layer",
+                          s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op])
+                                                     : "");
     cli_json_int_field(&j, "dram_bytes_unfused", s->dram_bytes_unfused);
     cli_json_double_field(&j, "op_intensity_unfused", s->op_intensity_unfused);
     cli_json_int_field(&j, "compute_layers", s->n_compute_ops);

@@ -44,10 +44,22 @@ static void close_scope(cli_json *j, char c)
         fputc('\n', j->out);
 }
 
-void cli_json_begin_object(cli_json *j) { open_scope(j, '{'); }
-void cli_json_end_object(cli_json *j) { close_scope(j, '}'); }
-void cli_json_begin_array(cli_json *j) { open_scope(j, '['); }
-void cli_json_end_array(cli_json *j) { close_scope(j, ']'); }
+void cli_json_begin_object(cli_json *j)
+{
+    open_scope(j, '{');
+}
+void cli_json_end_object(cli_json *j)
+{
+    close_scope(j, '}');
+}
+void cli_json_begin_array(cli_json *j)
+{
+    open_scope(j, '[');
+}
+void cli_json_end_array(cli_json *j)
+{
+    close_scope(j, ']');
+}
 
 static void write_escaped(FILE *out, const char *s)
 {

@@ -27,10 +27,13 @@ static const char usage_text[] =
 int cli_exit_for(as_code code)
 {
     switch (code) {
-    case AS_OK: return CLI_EXIT_OK;
+    case AS_OK:
+        return CLI_EXIT_OK;
     case AS_EINVAL:
-    case AS_EIO: return CLI_EXIT_USAGE;
-    default: return CLI_EXIT_FAILURE;
+    case AS_EIO:
+        return CLI_EXIT_USAGE;
+    default:
+        return CLI_EXIT_FAILURE;
     }
 }
 

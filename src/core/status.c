@@ -26,11 +26,16 @@ as_code as_fail(as_status *st, as_code code, const char *fmt, ...)
 const char *as_code_name(as_code code)
 {
     switch (code) {
-    case AS_OK: return "ok";
-    case AS_EINVAL: return "invalid input";
-    case AS_ENOMEM: return "out of memory";
-    case AS_EIO: return "i/o error";
-    case AS_EINTERNAL: return "internal error";
+    case AS_OK:
+        return "ok";
+    case AS_EINVAL:
+        return "invalid input";
+    case AS_ENOMEM:
+        return "out of memory";
+    case AS_EIO:
+        return "i/o error";
+    case AS_EINTERNAL:
+        return "internal error";
     }
     return "unknown status";
 }

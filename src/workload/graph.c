@@ -53,13 +53,20 @@ static const struct {
     int bits;
     bool is_float;
 } dtype_table[] = {
-    [WL_DTYPE_UNDEFINED] = {"undefined", 0, false}, [WL_DTYPE_F32] = {"float32", 32, true},
-    [WL_DTYPE_U8] = {"uint8", 8, false},            [WL_DTYPE_I8] = {"int8", 8, false},
-    [WL_DTYPE_U16] = {"uint16", 16, false},         [WL_DTYPE_I16] = {"int16", 16, false},
-    [WL_DTYPE_I32] = {"int32", 32, false},          [WL_DTYPE_I64] = {"int64", 64, false},
-    [WL_DTYPE_STRING] = {"string", 0, false},       [WL_DTYPE_BOOL] = {"bool", 8, false},
-    [WL_DTYPE_F16] = {"float16", 16, true},         [WL_DTYPE_F64] = {"float64", 64, true},
-    [WL_DTYPE_U32] = {"uint32", 32, false},         [WL_DTYPE_U64] = {"uint64", 64, false},
+    [WL_DTYPE_UNDEFINED] = {"undefined", 0, false},
+    [WL_DTYPE_F32] = {"float32", 32, true},
+    [WL_DTYPE_U8] = {"uint8", 8, false},
+    [WL_DTYPE_I8] = {"int8", 8, false},
+    [WL_DTYPE_U16] = {"uint16", 16, false},
+    [WL_DTYPE_I16] = {"int16", 16, false},
+    [WL_DTYPE_I32] = {"int32", 32, false},
+    [WL_DTYPE_I64] = {"int64", 64, false},
+    [WL_DTYPE_STRING] = {"string", 0, false},
+    [WL_DTYPE_BOOL] = {"bool", 8, false},
+    [WL_DTYPE_F16] = {"float16", 16, true},
+    [WL_DTYPE_F64] = {"float64", 64, true},
+    [WL_DTYPE_U32] = {"uint32", 32, false},
+    [WL_DTYPE_U64] = {"uint64", 64, false},
     [WL_DTYPE_BF16] = {"bfloat16", 16, true},
 };
 enum { DTYPE_TABLE_SIZE = sizeof dtype_table / sizeof dtype_table[0] };
@@ -230,8 +237,8 @@ static bool reserve(void **array, int32_t *cap, int32_t count, size_t elem_size)
     return true;
 }
 
-int32_t wl_add_tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dtype dtype,
-                      int rank, const int64_t *dims, as_status *st)
+int32_t wl_add_tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dtype dtype, int rank,
+                      const int64_t *dims, as_status *st)
 {
     if (!name || !*name) {
         as_fail(st, AS_EINVAL, "%s: a tensor has an empty name", g->source);
@@ -282,8 +289,8 @@ int32_t wl_find_tensor(const wl_graph *g, const char *name)
     return as_strmap_get(&g->tensor_by_name, name);
 }
 
-int32_t wl_add_op(wl_graph *g, wl_op_kind kind, const char *name, const char *op_type,
-                  int n_inputs, const int32_t *inputs, int n_outputs, const int32_t *outputs,
+int32_t wl_add_op(wl_graph *g, wl_op_kind kind, const char *name, const char *op_type, int n_inputs,
+                  const int32_t *inputs, int n_outputs, const int32_t *outputs,
                   const wl_attrs *attrs, as_status *st)
 {
     const char *shown = name && *name ? name : wl_op_kind_name(kind);
@@ -463,8 +470,8 @@ static as_code check_dangling(wl_graph *g, as_status *st)
     for (int32_t i = 0; i < g->n_outputs; i++) {
         const wl_tensor *tt = &g->tensors[g->outputs[i]];
         if (!(tt->producer >= 0 && !g->ops[tt->producer].dead) && !is_source_tensor(tt))
-            return as_fail(st, AS_EINVAL, "%s: graph output '%s' is produced by no node",
-                           g->source, tt->name);
+            return as_fail(st, AS_EINVAL, "%s: graph output '%s' is produced by no node", g->source,
+                           tt->name);
     }
     return AS_OK;
 }

@@ -209,8 +209,8 @@ as_code wl_op_problem(const wl_graph *g, int32_t o, wl_problem *out, as_status *
                        OP_ARGS(g, op));
     for (int i = 0; i < 2; i++)
         if (op->n_inputs <= i || op->inputs[i] < 0 || !g->tensors[op->inputs[i]].shape_known)
-            return as_fail(st, AS_EINVAL, OP_FMT ": operand %d has no known shape",
-                           OP_ARGS(g, op), i);
+            return as_fail(st, AS_EINVAL, OP_FMT ": operand %d has no known shape", OP_ARGS(g, op),
+                           i);
     if (!g->tensors[op->outputs[0]].shape_known)
         return as_fail(st, AS_EINVAL, OP_FMT ": output shape unknown", OP_ARGS(g, op));
     if (op->kind == WL_OP_CONV || op->kind == WL_OP_CONV_TRANSPOSE)

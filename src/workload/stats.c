@@ -49,8 +49,7 @@ static bool is_activation(const wl_tensor *t)
 static bool moves_data(const wl_op *op)
 {
     wl_op_category c = wl_op_kind_category(op->kind);
-    return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_UNKNOWN &&
-           c != WL_CAT_SHAPE;
+    return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_UNKNOWN && c != WL_CAT_SHAPE;
 }
 
 /* True when input i of op is the same tensor as an earlier input. */
@@ -148,8 +147,8 @@ as_code wl_graph_stats(const wl_graph *g, wl_stats *out, as_status *st)
         if (moves_data(op))
             out->dram_bytes_unfused += s.input_bytes + s.weight_bytes + s.output_bytes;
     }
-    out->op_intensity_unfused =
-        out->dram_bytes_unfused > 0 ? 2.0 * (double)out->macs / (double)out->dram_bytes_unfused
+    out->op_intensity_unfused = out->dram_bytes_unfused > 0
+                                    ? 2.0 * (double)out->macs / (double)out->dram_bytes_unfused
                                     : 0.0;
     return AS_OK;
 }

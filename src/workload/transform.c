@@ -21,8 +21,8 @@ static const struct {
     const char *name;
     int weight_bits, activation_bits;
 } precisions[] = {
-    [WL_PREC_FP32] = {"fp32", 32, 32}, [WL_PREC_FP16] = {"fp16", 16, 16},
-    [WL_PREC_BF16] = {"bf16", 16, 16}, [WL_PREC_INT8] = {"int8", 8, 8},
+    [WL_PREC_FP32] = {"fp32", 32, 32},  [WL_PREC_FP16] = {"fp16", 16, 16},
+    [WL_PREC_BF16] = {"bf16", 16, 16},  [WL_PREC_INT8] = {"int8", 8, 8},
     [WL_PREC_MIXED] = {"mixed", 8, 16},
 };
 enum { N_PRECISIONS = sizeof precisions / sizeof precisions[0] };
@@ -150,8 +150,8 @@ static as_code ensure_bias(wl_graph *g, int32_t c, int64_t channels, as_status *
     int32_t *inputs = as_arena_alloc(&g->arena, 3 * sizeof *inputs);
     if (!name || !inputs)
         return as_fail(st, AS_ENOMEM, "%s: out of memory folding BatchNormalization", g->source);
-    int32_t bias = wl_add_tensor(g, name, WL_TENSOR_WEIGHT, g->tensors[conv->inputs[1]].dtype,
-                                 1, &channels, st);
+    int32_t bias = wl_add_tensor(g, name, WL_TENSOR_WEIGHT, g->tensors[conv->inputs[1]].dtype, 1,
+                                 &channels, st);
     if (bias < 0)
         return st ? st->code : AS_EINVAL;
     conv = &g->ops[c]; /* the tensor array may have moved, not the op array */
@@ -341,7 +341,8 @@ static bool plan_consumer(const wl_graph *g, int32_t c, int32_t t, prune_plan *p
             return plan_edit(p, op->inputs[1], 1);
         if (op->attrs.group != channels || g->tensors[op->inputs[1]].dims[0] != channels)
             return false; /* grouped but not depthwise with multiplier 1 */
-        if (p->n_groups == PLAN_MAX_EDITS || (op->n_inputs > 2 && !private_weight(g, op->inputs[2])))
+        if (p->n_groups == PLAN_MAX_EDITS ||
+            (op->n_inputs > 2 && !private_weight(g, op->inputs[2])))
             return false;
         p->group_op[p->n_groups++] = c;
         return plan_edit(p, op->inputs[1], 0) &&
