@@ -105,4 +105,53 @@ bool as_add_i64(int64_t a, int64_t b, int64_t *result);
  * returns NULL and names the path and the system error in st. */
 uint8_t *as_read_file(const char *path, size_t *size, as_status *st);
 
+/* ------------------------------------------------------------------ yaml */
+
+/*
+ * A YAML document read into a small tree (yaml.c, on libyaml's parser) so
+ * that readers can look keys up in any order and still name the line of
+ * every value in their errors.  Nodes, keys and scalars live in the
+ * document's arena.  Anchors and aliases are resolved; tags are ignored.
+ */
+typedef enum as_yaml_kind { AS_YAML_SCALAR, AS_YAML_SEQUENCE, AS_YAML_MAPPING } as_yaml_kind;
+
+typedef struct as_yaml_node as_yaml_node;
+struct as_yaml_node {
+    as_yaml_kind kind;
+    int line, column;       /* 1-based, where the node starts */
+    const char *scalar;     /* AS_YAML_SCALAR: the text ("" for an empty value) */
+    int n;                  /* SEQUENCE: items; MAPPING: key/value pairs */
+    as_yaml_node **items;   /* SEQUENCE items; MAPPING values */
+    const char **keys;      /* MAPPING keys (scalar keys only) */
+    int *key_lines;         /* MAPPING: line of each key */
+};
+
+typedef struct as_yaml_doc {
+    as_arena arena;
+    const char *path;       /* for messages */
+    as_yaml_node *root;     /* NULL for an empty document */
+} as_yaml_doc;
+
+/* Parse a file / a buffer; a syntax error names path, line and column. */
+as_code as_yaml_load(const char *path, as_yaml_doc *doc, as_status *st);
+as_code as_yaml_parse(const char *text, size_t size, const char *path, as_yaml_doc *doc,
+                      as_status *st);
+void as_yaml_free(as_yaml_doc *doc);
+
+/* The value under key in a mapping, or NULL (also when map is not a mapping). */
+const as_yaml_node *as_yaml_get(const as_yaml_node *map, const char *key);
+
+/* Typed reads of a scalar node, failing with "path:line: key: expected an
+ * integer, got 'x'" (key names the value for the message). */
+as_code as_yaml_int(const as_yaml_doc *doc, const as_yaml_node *node, const char *key,
+                    int64_t *out, as_status *st);
+as_code as_yaml_double(const as_yaml_doc *doc, const as_yaml_node *node, const char *key,
+                       double *out, as_status *st);
+as_code as_yaml_bool(const as_yaml_doc *doc, const as_yaml_node *node, const char *key, bool *out,
+                     as_status *st);
+/* Fail unless every key of map is in the NULL-terminated list allowed:
+ * "path:line: unknown key 'x' in <what> (expected one of: a, b, c)". */
+as_code as_yaml_check_keys(const as_yaml_doc *doc, const as_yaml_node *map, const char *what,
+                           const char *const *allowed, as_status *st);
+
 #endif
