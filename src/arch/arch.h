@@ -1,0 +1,191 @@
+/*
+ * arch.h -- accelerator architectures: a storage hierarchy from registers
+ * to DRAM over a compute unit, with the energy and area of every part.
+ *
+ * An arch_spec is a plain fixed-size struct (no pointers), so that a
+ * search can copy, compare and hash candidates freely.  Levels are listed
+ * innermost first: level 0 sits next to the MACs, the last level is the
+ * backing store (DRAM).  Timeloop's v0.4 "dummy" containers that only
+ * carry spatial fanout (inter_PE_spatial) are levels that keep nothing.
+ *
+ * Counting conventions (Timeloop's): a *word* is one element of a data
+ * space (word_bits wide); a *vector access* moves block_size words (one
+ * SRAM row); energies in the tables are per vector action, in pJ.
+ */
+#ifndef AS_ARCH_H
+#define AS_ARCH_H
+
+#include "../core/core.h"
+#include "../workload/workload.h"
+
+#define ARCH_MAX_LEVELS 12 /* Simba-like Timeloop designs have 9 storage levels */
+#define ARCH_NAME_BYTES 64
+
+typedef enum arch_class {
+    ARCH_CLASS_DRAM,
+    ARCH_CLASS_SRAM,
+    ARCH_CLASS_REGFILE,
+    ARCH_CLASS_DUMMY, /* keeps nothing; carries spatial fanout only */
+} arch_class;
+
+/* Energy of one vector action at a storage level, pJ.  A fill is a write
+ * that brings data from the parent; an update is a write of a partial sum
+ * from the child. */
+typedef struct arch_energy {
+    double read_pJ;
+    double fill_pJ;
+    double update_pJ;
+    double leak_pJ; /* per cycle, per instance */
+} arch_energy;
+
+typedef struct arch_level {
+    char name[ARCH_NAME_BYTES];
+    arch_class cls;
+    /* Capacity in words of one instance: 0 = unbounded (DRAM).  When
+     * size_words_by_ds has any non-zero entry the capacity is split per data
+     * space (FAST's per-data-space L1 sizes) and size_words is their sum. */
+    int64_t size_words;
+    int64_t size_words_by_ds[WL_NDATASPACES];
+    int word_bits;       /* datawidth */
+    int block_size;      /* words per vector access: width / (datawidth * cluster_size) */
+    int cluster_size;    /* instances sharing one access port (Timeloop's cluster) */
+    int64_t instances;   /* mesh_x * mesh_y */
+    int mesh_x, mesh_y;
+    double multiple_buffering;
+    /* Data spaces this level can never hold: a mapping must bypass them
+     * here (accelsearch's YAML `keep:` list).  All false = may keep any. */
+    bool bypass[WL_NDATASPACES];
+    /* Bandwidth per instance in words per cycle; 0 = unlimited. */
+    double read_bandwidth;
+    double write_bandwidth;
+    double shared_bandwidth;
+    arch_energy energy;
+    double area_um2;     /* one instance */
+    /* Network from this level to its children. */
+    bool multicast;      /* one parent read may feed several children */
+    bool spatial_reduction;
+    double hop_pJ;       /* per word per hop; 0 = wires not costed */
+} arch_level;
+
+typedef enum arch_compute_kind {
+    ARCH_COMPUTE_MAC,      /* independent MAC units */
+    ARCH_COMPUTE_SYSTOLIC, /* each instance a systolic array of rows x cols MACs */
+    ARCH_COMPUTE_VECTOR,   /* each instance a vector of `rows` lanes */
+} arch_compute_kind;
+
+typedef enum arch_dataflow {
+    ARCH_DATAFLOW_OS, /* output stationary */
+    ARCH_DATAFLOW_WS, /* weight stationary */
+    ARCH_DATAFLOW_IS, /* input stationary */
+} arch_dataflow;
+
+/* Number format of the MAC operands: integers, IEEE binary floating point
+ * (fp8 E4M3, fp16, fp32, fp64 by mac_bits) or bfloat16 (mac_bits 16).
+ * INT is zero so that a zero-filled arch_compute is integer. */
+typedef enum arch_number {
+    ARCH_NUMBER_INT,
+    ARCH_NUMBER_FP,
+    ARCH_NUMBER_BF16,
+} arch_number;
+
+typedef struct arch_compute {
+    char name[ARCH_NAME_BYTES];
+    arch_compute_kind kind;
+    int64_t instances; /* mesh_x * mesh_y: MAC units, or arrays when systolic */
+    int mesh_x, mesh_y;
+    int rows, cols;    /* systolic array shape (1 x 1 for a MAC unit) */
+    arch_dataflow dataflow;
+    int mac_bits;      /* operand precision */
+    arch_number mac_number; /* operand format */
+    double mac_pJ;     /* one multiply-accumulate */
+    double area_um2;   /* one instance */
+} arch_compute;
+
+typedef struct arch_dram {
+    char type[16];          /* "LPDDR4", "HBM2", "DDR4", ... */
+    int channels;
+    double bandwidth_GBps;  /* total, all channels */
+    double energy_pJ_per_bit;
+} arch_dram;
+
+typedef struct arch_spec {
+    char name[ARCH_NAME_BYTES];
+    int technology_nm;
+    double cycle_seconds;   /* 1 / clock */
+    int n_levels;
+    arch_level level[ARCH_MAX_LEVELS]; /* innermost first; the last is the backing store */
+    arch_compute compute;
+    arch_dram dram;
+    int native_batch;       /* FAST: batch the datapath is built for (1 when n/a) */
+} arch_spec;
+
+/* ---------------------------------------------------------- validation */
+
+/* Check that a is physically meaningful: at least one level, positive
+ * sizes, word bits, block sizes and instance counts, meshes that multiply
+ * to the instances, fanout from each level to the next that divides
+ * evenly, non-negative energies and bandwidths.  Names the level and key. */
+as_code arch_validate(const arch_spec *a, as_status *st);
+
+/* Fanout from level i to the level below (or to the compute units for
+ * i = 0): instances below / instances of level i. */
+int64_t arch_fanout(const arch_spec *a, int i);
+
+/* ------------------------------------------------- energy, area, power */
+
+/*
+ * Built-in technology tables (energy.c): SRAM and register-file energy per
+ * access as a function of capacity, width and ports; MAC energy per
+ * precision; DRAM energy per bit; wire energy per mm; area per component.
+ * Each table states its source and node; values move between nodes by the
+ * rule documented in energy.c.
+ */
+double arch_sram_access_pJ(int64_t capacity_bytes, int width_bits, int node_nm);
+double arch_regfile_access_pJ(int64_t capacity_bytes, int width_bits, int node_nm);
+double arch_sram_area_um2(int64_t capacity_bytes, int width_bits, int node_nm);
+double arch_regfile_area_um2(int64_t capacity_bytes, int width_bits, int node_nm);
+double arch_mac_pJ(int bits, bool is_float, int node_nm);
+double arch_mac_area_um2(int bits, bool is_float, int node_nm);
+/* The same for any operand format; a format the tables do not cover
+ * (e.g. a 12-bit float) gives a negative value. */
+double arch_mac_number_pJ(int bits, arch_number number, int node_nm);
+double arch_mac_number_area_um2(int bits, arch_number number, int node_nm);
+/* pJ per bit; negative for a type not in the table. */
+double arch_dram_pJ_per_bit(const char *dram_type);
+/* On-chip wire, pJ per bit per mm. */
+double arch_wire_pJ_per_bit_mm(int node_nm);
+/* The node-scaling rule: energy and area at node_nm relative to 45 nm.
+ * The tables cover ARCH_NODE_MIN_NM .. ARCH_NODE_MAX_NM. */
+#define ARCH_NODE_MIN_NM 7
+#define ARCH_NODE_MAX_NM 130
+double arch_node_energy_scale(int node_nm);
+double arch_node_area_scale(int node_nm);
+/* Fill every energy and area left at zero in a from the tables. */
+void arch_apply_tables(arch_spec *a);
+/* Area of the whole design, mm^2 (all instances of every level and unit). */
+double arch_area_mm2(const arch_spec *a);
+/* Peak power (TDP), W: every MAC busy and every level at full bandwidth
+ * each cycle, plus leakage. */
+double arch_peak_power_W(const arch_spec *a);
+
+/* ------------------------------------------------------------- presets */
+
+typedef struct arch_preset {
+    const char *name;        /* "eyeriss" */
+    const char *description; /* one line */
+    const char *source;      /* where the parameters come from */
+    void (*build)(arch_spec *out);
+} arch_preset;
+
+/* Eyeriss, ShiDianNao, EdgeTPU, TPU-v3, Gemmini, VTA, Simba. */
+const arch_preset *arch_presets(int *count);
+const arch_preset *arch_preset_find(const char *name);
+
+/* ----------------------------------------------------------------- files */
+
+/* Load an architecture: a preset name, or a YAML file in accelsearch's
+ * own format (documented in docs/arch-format.md).  Strict: unknown keys,
+ * wrong types and impossible values fail naming file, line and key. */
+as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st);
+
+#endif
