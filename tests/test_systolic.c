@@ -1,0 +1,203 @@
+/*
+ * test_systolic.c -- systolic-array cycles against SCALE-Sim v2's own runs
+ * (tests/data/scalesim/runs.txt, extracted from the reference JSON by
+ * scripts/extract_scalesim.py) and against hand-worked cases of
+ * FORMULAS.md on non-square arrays, which the 32x32 runs cannot tell apart.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mapping/mapping.h"
+
+#define RUNS_PATH AS_TEST_DATA_DIR "/scalesim/runs.txt"
+
+/* One line of runs.txt: the layer as SCALE-Sim took it and what it reported. */
+typedef struct run {
+    char id[64], name[32], dataflow[4];
+    int rows, cols;
+    map_systolic_layer layer;
+    map_systolic_gemm expect_gemm;
+    int64_t expect_cycles;
+} run;
+
+/* SCALE-Sim's dataflow names. */
+static arch_dataflow parse_dataflow(const char *name)
+{
+    if (!strcmp(name, "os"))
+        return ARCH_DATAFLOW_OS;
+    if (!strcmp(name, "ws"))
+        return ARCH_DATAFLOW_WS;
+    assert_string_equal(name, "is");
+    return ARCH_DATAFLOW_IS;
+}
+
+/*
+ * Parse one non-comment line into r; fails the test on a malformed line.
+ * A gemm line becomes the layer SCALE-Sim makes of an M, N, K row
+ * (topology_utils.py, load_arrays_gemm): ifmap M x K, filter 1 x K, one
+ * channel, N filters, stride 1.  A layer is depthwise, as in SCALE-Sim,
+ * when its name contains "DP".
+ */
+static void parse_run(const char *line, run *r)
+{
+    char kind[8];
+    long long v[13];
+    int used = 0;
+    memset(r, 0, sizeof *r);
+    assert_int_equal(sscanf(line, "%7s %63s %31s %3s %d %d%n", kind, r->id, r->name, r->dataflow,
+                            &r->rows, &r->cols, &used), 6);
+    line += used;
+    if (!strcmp(kind, "conv")) {
+        assert_int_equal(sscanf(line, "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
+                                &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+                                &v[9], &v[10], &v[11], &v[12]), 13);
+        r->layer = (map_systolic_layer){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], false};
+        memmove(v, v + 8, 5 * sizeof v[0]);
+    } else {
+        assert_string_equal(kind, "gemm");
+        assert_int_equal(sscanf(line, "%lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
+                                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]), 8);
+        r->layer = (map_systolic_layer){.ifmap_h = v[0], .ifmap_w = v[2], .filter_h = 1,
+                                        .filter_w = v[2], .channels = 1, .num_filters = v[1],
+                                        .stride_h = 1, .stride_w = 1};
+        memmove(v, v + 3, 5 * sizeof v[0]);
+    }
+    r->layer.depthwise = strstr(r->name, "DP") != NULL;
+    r->expect_gemm = (map_systolic_gemm){v[0], v[1], v[2], v[3]};
+    r->expect_cycles = v[4];
+}
+
+/* Every SCALE-Sim run: the GEMM view and the reported Total Cycles, exact. */
+static void test_scalesim_runs(void **state)
+{
+    (void)state;
+    FILE *f = fopen(RUNS_PATH, "r");
+    assert_non_null(f);
+    char line[512];
+    int n_runs = 0, n_depthwise = 0, n_by_dataflow[3] = {0};
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        run r;
+        parse_run(line, &r);
+        arch_dataflow df = parse_dataflow(r.dataflow);
+        map_systolic_gemm g;
+        assert_true(map_systolic_layer_gemm(&r.layer, &g));
+        if (g.m != r.expect_gemm.m || g.n != r.expect_gemm.n || g.k != r.expect_gemm.k ||
+            g.repeats != r.expect_gemm.repeats)
+            fail_msg("%s: GEMM view %lld %lld %lld x%lld, SCALE-Sim's %lld %lld %lld x%lld", r.id,
+                     (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.repeats,
+                     (long long)r.expect_gemm.m, (long long)r.expect_gemm.n,
+                     (long long)r.expect_gemm.k, (long long)r.expect_gemm.repeats);
+        int64_t cycles = map_systolic_layer_cycles(&r.layer, r.rows, r.cols, df);
+        if (cycles != r.expect_cycles)
+            fail_msg("%s: %lld cycles, SCALE-Sim reported %lld", r.id, (long long)cycles,
+                     (long long)r.expect_cycles);
+        if (g.repeats == 1) /* the GEMM entry point gives the same figure */
+            assert_int_equal(map_systolic_cycles(g.m, g.n, g.k, r.rows, r.cols, df), cycles);
+        n_runs++;
+        n_depthwise += r.layer.depthwise;
+        n_by_dataflow[df]++;
+    }
+    fclose(f);
+    /* The file really holds the 21 runs: 7 layers x 3 dataflows, one depthwise. */
+    assert_int_equal(n_runs, 21);
+    assert_int_equal(n_depthwise, 3);
+    for (int df = 0; df < 3; df++)
+        assert_int_equal(n_by_dataflow[df], 7);
+}
+
+/*
+ * Non-square arrays, worked by hand from FORMULAS.md section 4, so that
+ * swapping rows and columns, or OS's fill for WS's, shows.  GEMM
+ * M = 100, N = 70, K = 30 on 8 rows x 16 cols:
+ *   OS: ceil(100/8)=13 * ceil(70/16)=5 folds * (30+8+16-2 = 52) - 1 = 3379
+ *   WS: ceil(30/8)=4 * ceil(70/16)=5 folds * (100+16+16-2 = 130) - 1 = 2599
+ *   IS: ceil(30/8)=4 * ceil(100/16)=7 folds * (70+16+16-2 = 100) - 1 = 2799
+ * and on 16 rows x 8 cols:
+ *   OS: 7 * 9 * (30+16+8-2 = 52) - 1 = 3275
+ *   WS: 2 * 9 * (100+32+8-2 = 138) - 1 = 2483
+ *   IS: 2 * 13 * (70+32+8-2 = 108) - 1 = 2807
+ */
+static void test_non_square(void **state)
+{
+    (void)state;
+    static const struct {
+        int rows, cols;
+        arch_dataflow df;
+        int64_t cycles;
+    } cases[] = {
+        {8, 16, ARCH_DATAFLOW_OS, 3379}, {8, 16, ARCH_DATAFLOW_WS, 2599},
+        {8, 16, ARCH_DATAFLOW_IS, 2799}, {16, 8, ARCH_DATAFLOW_OS, 3275},
+        {16, 8, ARCH_DATAFLOW_WS, 2483}, {16, 8, ARCH_DATAFLOW_IS, 2807},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(map_systolic_cycles(100, 70, 30, cases[i].rows, cases[i].cols, cases[i].df),
+                         cases[i].cycles);
+    /* One MAC on a 1x1 array: one fold of 1 (OS) or 2 (WS/IS) lines. */
+    assert_int_equal(map_systolic_cycles(1, 1, 1, 1, 1, ARCH_DATAFLOW_OS), 0);
+    assert_int_equal(map_systolic_cycles(1, 1, 1, 1, 1, ARCH_DATAFLOW_WS), 1);
+}
+
+/*
+ * The output-size rule: ceil, not the framework floor.  7x7 stride 2 over
+ * 224 gives 110 (PyTorch, no padding: 109); over 229 it gives 112, and 230
+ * gives 113.  A strided 1-wide window over 5 with stride 2: 3 outputs.
+ */
+static void test_output_size(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t in, filter, stride, out;
+    } cases[] = {{224, 7, 2, 110}, {229, 7, 2, 112}, {230, 7, 2, 113}, {5, 1, 2, 3}, {7, 7, 3, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        map_systolic_layer l = {cases[i].in, 1, cases[i].filter, 1, 1, 1, cases[i].stride, 1, false};
+        map_systolic_gemm g;
+        assert_true(map_systolic_layer_gemm(&l, &g));
+        assert_int_equal(g.m, cases[i].out);
+    }
+}
+
+/* Bad arguments give -1 / false, never a crash or a wrapped count. */
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(map_systolic_cycles(0, 1, 1, 8, 8, ARCH_DATAFLOW_OS), -1);
+    assert_int_equal(map_systolic_cycles(1, -1, 1, 8, 8, ARCH_DATAFLOW_WS), -1);
+    assert_int_equal(map_systolic_cycles(1, 1, 1, 0, 8, ARCH_DATAFLOW_IS), -1);
+    assert_int_equal(map_systolic_cycles(1, 1, 1, 8, -3, ARCH_DATAFLOW_OS), -1);
+    assert_int_equal(map_systolic_cycles(1, 1, 1, 8, 8, (arch_dataflow)7), -1);
+    assert_int_equal(map_systolic_cycles(INT64_MAX, INT64_MAX, 1, 1, 1, ARCH_DATAFLOW_OS), -1);
+    assert_int_equal(map_systolic_cycles(1, 1, INT64_MAX, 8, 8, ARCH_DATAFLOW_OS), -1);
+
+    map_systolic_gemm g = {0};
+    map_systolic_layer filter_too_big = {3, 3, 5, 1, 1, 1, 1, 1, false};
+    assert_false(map_systolic_layer_gemm(&filter_too_big, &g));
+    map_systolic_layer zero_stride = {8, 8, 3, 3, 1, 1, 0, 1, false};
+    assert_false(map_systolic_layer_gemm(&zero_stride, &g));
+    map_systolic_layer huge = {INT64_MAX, INT64_MAX, 1, 1, 1, 1, 1, 1, false};
+    assert_false(map_systolic_layer_gemm(&huge, &g));
+    assert_int_equal(map_systolic_layer_cycles(&huge, 8, 8, ARCH_DATAFLOW_OS), -1);
+    /* Depthwise: channels become repeats; K is the window of one channel. */
+    map_systolic_layer dw = {30, 30, 3, 3, 256, 1, 1, 1, true};
+    assert_true(map_systolic_layer_gemm(&dw, &g));
+    assert_int_equal(g.k, 9);
+    assert_int_equal(g.repeats, 256);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scalesim_runs),
+        cmocka_unit_test(test_non_square),
+        cmocka_unit_test(test_output_size),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
