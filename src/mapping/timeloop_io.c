@@ -1,0 +1,1394 @@
+/*
+ * timeloop_io.c -- read a timeloop-model input (architecture, problem,
+ * mapping) and its Accelergy ERT / ART tables into a map_timeloop_case
+ * (see mapping.h).
+ *
+ * Supported is what timeloop-model's front end dumps for v0.4 designs
+ * (the files under shared/reference/timeloop): a flattened architecture
+ * tree whose nodes carry `local` component lists, a CNN-style problem with
+ * named dimensions, coefficients and projections, and a mapping list of
+ * temporal / spatial / datatype (bypass) directives.  Sections that only
+ * feed Accelergy or the mapper (compound_components, globals,
+ * architecture_constraints) are accepted and ignored.  Everything else is
+ * strict: unknown keys, wrong types and impossible values fail with the
+ * file, line and key.
+ *
+ * Timeloop's conventions, kept here:
+ *  - components are listed outermost first; storage levels become
+ *    arch_spec levels innermost first, and the one arithmetic component
+ *    (the innermost) becomes arch_spec.compute;
+ *  - "Name[1..16]" means 16 instances, laid out meshX x meshY;
+ *  - a vector access moves block_size = width / (datawidth * cluster_size)
+ *    words (an explicit block_size attribute wins); capacity is
+ *    depth * block_size words, unbounded when depth is absent (DRAM);
+ *  - in the mapping, permutations list dimensions innermost first; a
+ *    dimension a directive leaves out gets factor 1 (and goes outermost
+ *    in the permutation, in problem order); a spatial split defaults to
+ *    "all on X"; a data space a level is not told to bypass is kept.
+ *  - energies come from the ERT per vector action (a fill costs a write,
+ *    an update costs an update, or a write when the table has none);
+ *    areas from the ART per instance.  Without an ERT / ART, accelsearch's
+ *    own tables (arch_apply_tables) stand in.
+ * Deliberate difference: a dummy_storage container keeps nothing, whatever
+ * the mapping says; a directive to keep a data space there is an error
+ * (Timeloop would model a one-word buffer).
+ */
+#include "mapping.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The longest ERT / ART component name ("top.sub.GLB[1..16]"). */
+enum { PATH_BYTES = 192, MAX_COEFFICIENTS = 16 };
+
+/* What the reader knows besides the output: the document being read and
+ * the tables that link the three files and the three sections. */
+typedef struct reader {
+    const as_yaml_doc *doc; /* the file being read, for messages */
+    as_status *st;
+    map_timeloop_case *out;
+    /* Architecture: ERT / ART names, storage levels outermost first while
+     * the tree is walked, innermost first afterwards (like out->arch). */
+    char level_path[ARCH_MAX_LEVELS][PATH_BYTES];
+    char compute_path[PATH_BYTES];
+    bool have_compute;
+    /* Problem: the slot of each dimension, in the order the shape lists them. */
+    int n_dims;
+    wl_dim dim_slot[WL_NDIMS];
+    int n_coefficients;
+    const char *coefficient_name[MAX_COEFFICIENTS];
+    int64_t coefficient_value[MAX_COEFFICIENTS];
+} reader;
+
+/* --------------------------------------------------------------- helpers */
+
+/* Fail with "path:line: <message>" at node (or with just the path). */
+static as_code fail_at(const reader *r, const as_yaml_node *node, const char *fmt, ...)
+    AS_PRINTF(3, 4);
+static as_code fail_at(const reader *r, const as_yaml_node *node, const char *fmt, ...)
+{
+    char message[AS_MSG_BYTES];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (!node)
+        return as_fail(r->st, AS_EINVAL, "%s: %s", r->doc->path, message);
+    return as_fail(r->st, AS_EINVAL, "%s:%d: %s", r->doc->path, node->line, message);
+}
+
+static const char *kind_name(as_yaml_kind kind)
+{
+    return kind == AS_YAML_MAPPING    ? "a mapping"
+           : kind == AS_YAML_SEQUENCE ? "a sequence"
+                                      : "a scalar";
+}
+
+/* The node under key in map, which must exist and be of kind. */
+static as_code need(const reader *r, const as_yaml_node *map, const char *key, as_yaml_kind kind,
+                    const as_yaml_node **out)
+{
+    *out = as_yaml_get(map, key);
+    if (!*out)
+        return fail_at(r, map, "missing key '%s'", key);
+    if ((*out)->kind != kind)
+        return fail_at(r, *out, "%s: expected %s, got %s", key, kind_name(kind),
+                       kind_name((*out)->kind));
+    return AS_OK;
+}
+
+/* Like need, but an absent key is fine (*out = NULL). */
+static as_code maybe(const reader *r, const as_yaml_node *map, const char *key, as_yaml_kind kind,
+                     const as_yaml_node **out)
+{
+    *out = as_yaml_get(map, key);
+    return *out ? need(r, map, key, kind, out) : AS_OK;
+}
+
+/* Check that node is a mapping with only the allowed keys. */
+static as_code check_map(const reader *r, const as_yaml_node *node, const char *what,
+                         const char *const *allowed)
+{
+    if (node->kind != AS_YAML_MAPPING)
+        return fail_at(r, node, "%s: expected a mapping, got %s", what, kind_name(node->kind));
+    return as_yaml_check_keys(r->doc, node, what, allowed, r->st);
+}
+
+/* The node under key in map; absent is an error only when required
+ * (*node = NULL then). */
+static as_code lookup(const reader *r, const as_yaml_node *map, const char *key, bool required,
+                      const as_yaml_node **node)
+{
+    *node = as_yaml_get(map, key);
+    return *node || !required ? AS_OK : fail_at(r, map, "missing key '%s'", key);
+}
+
+/* Read integer key of map into *value, which holds the default when the
+ * key is absent.  Every integer of these files (sizes, widths, counts,
+ * bounds, factors) lies in min .. INT32_MAX, so products of two of them
+ * cannot overflow int64 and each fits the int fields of arch_spec. */
+static as_code read_int(const reader *r, const as_yaml_node *map, const char *key, bool required,
+                        int64_t min, int64_t *value)
+{
+    const as_yaml_node *node;
+    as_code rc = lookup(r, map, key, required, &node);
+    if (rc == AS_OK && node)
+        rc = as_yaml_int(r->doc, node, key, value, r->st);
+    if (rc == AS_OK && node && (*value < min || *value > INT32_MAX))
+        rc = fail_at(r, node, "%s: expected an integer from %lld to %d, got '%s'", key,
+                     (long long)min, INT32_MAX, node->scalar);
+    return rc;
+}
+
+/* The same for a finite real >= min (> min when open is set). */
+static as_code read_real(const reader *r, const as_yaml_node *map, const char *key, bool required,
+                         double min, bool open, double *value)
+{
+    const as_yaml_node *node;
+    as_code rc = lookup(r, map, key, required, &node);
+    if (rc != AS_OK || !node)
+        return rc;
+    rc = as_yaml_double(r->doc, node, key, value, r->st);
+    if (rc == AS_OK && (!isfinite(*value) || *value < min || (open && *value == min)))
+        rc = fail_at(r, node, "%s: expected a number %s %g, got '%s'", key, open ? ">" : ">=", min,
+                     node->scalar);
+    return rc;
+}
+
+/* The text of scalar key in map (required unless *text is preset). */
+static as_code read_text(const reader *r, const as_yaml_node *map, const char *key,
+                         const char **text)
+{
+    const as_yaml_node *node;
+    as_code rc = *text ? maybe(r, map, key, AS_YAML_SCALAR, &node)
+                       : need(r, map, key, AS_YAML_SCALAR, &node);
+    if (rc == AS_OK && node)
+        *text = node->scalar;
+    return rc;
+}
+
+/* Copy text into a fixed-size name field, failing when it does not fit. */
+static as_code copy_name(const reader *r, const as_yaml_node *node, char *dst, size_t dst_bytes,
+                         const char *text, size_t length)
+{
+    if (length >= dst_bytes)
+        return fail_at(r, node, "name '%.*s' is longer than %zu characters", (int)length, text,
+                       dst_bytes - 1);
+    memcpy(dst, text, length);
+    dst[length] = '\0';
+    return AS_OK;
+}
+
+/* ---------------------------------------------------------- architecture */
+
+/* Component classes: storage classes give the level class; the arithmetic
+ * unit is CLASS_COMPUTE.  A "storage" node names its class in `subclass`. */
+enum { CLASS_COMPUTE = -1, CLASS_BY_SUBCLASS = -2, CLASS_UNKNOWN = -3 };
+static const struct {
+    const char *name;
+    int cls;
+} component_classes[] = {
+    {"DRAM", ARCH_CLASS_DRAM},
+    {"SRAM", ARCH_CLASS_SRAM},
+    {"smartbuffer_SRAM", ARCH_CLASS_SRAM},
+    {"regfile", ARCH_CLASS_REGFILE},
+    {"smartbuffer_RF", ARCH_CLASS_REGFILE},
+    {"aladdin_register", ARCH_CLASS_REGFILE},
+    {"dummy_storage", ARCH_CLASS_DUMMY},
+    {"intmac", CLASS_COMPUTE},
+    {"storage", CLASS_BY_SUBCLASS},
+};
+
+static int class_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof component_classes / sizeof component_classes[0]; i++)
+        if (strcmp(component_classes[i].name, name) == 0)
+            return component_classes[i].cls;
+    return CLASS_UNKNOWN;
+}
+
+/* Attributes a component may carry.  Those not read below (banks, ports,
+ * power gating, overbooking, ...) only matter to Accelergy or the mapper. */
+/* clang-format off */
+static const char *const storage_attributes[] = {
+    "depth", "width", "datawidth", "block_size", "cluster_size", "meshX", "meshY",
+    "multiple_buffering", "read_bandwidth", "write_bandwidth", "shared_bandwidth",
+    "reduction_supported", "technology", "global_cycle_seconds", "type", "n_banks", "nports",
+    "num_ports", "update_fifo_depth", "min_utilization", "allow_overbooking", "has_power_gating",
+    "power_gated_at", NULL};
+static const char *const compute_attributes[] = {
+    "datawidth", "width", "multiplier_width", "adder_width", "meshX", "meshY", "technology",
+    "global_cycle_seconds", "has_power_gating", "power_gated_at", NULL};
+static const char *const node_attributes[] = {
+    "version", "technology", "global_cycle_seconds", "datawidth", "has_power_gating",
+    "power_gated_at", NULL};
+/* clang-format on */
+
+/* Node size in nm from a technology attribute such as "45nm"; 0 when it
+ * says something else ("SET ME", -1 for dummies). */
+static int technology_nm(const as_yaml_node *attributes)
+{
+    const as_yaml_node *tech = as_yaml_get(attributes, "technology");
+    if (!tech || tech->kind != AS_YAML_SCALAR)
+        return 0;
+    char *end;
+    long nm = strtol(tech->scalar, &end, 10);
+    return nm > 0 && nm < 100000 && strcmp(end, "nm") == 0 ? (int)nm : 0;
+}
+
+/* Read a count (up to 9 decimal digits, so that it fits an int) at *s
+ * and step past it; false when there is none. */
+static bool read_count(const char **s, int64_t *count)
+{
+    int digits = 0;
+    for (*count = 0; **s >= '0' && **s <= '9' && digits < 10; (*s)++, digits++)
+        *count = *count * 10 + (**s - '0');
+    return digits > 0 && digits < 10;
+}
+
+/* Step past text at *s; false when *s does not start with it. */
+static bool skip_text(const char **s, const char *text)
+{
+    size_t n = strlen(text);
+    if (strncmp(*s, text, n) != 0)
+        return false;
+    *s += n;
+    return true;
+}
+
+/* Split "GlobalBuffer[1..16]" into its base name and instance count (16);
+ * a name without a range is one instance. */
+static as_code parse_instance_range(const reader *r, const as_yaml_node *node, const char *name,
+                                    size_t *base_length, int64_t *instances)
+{
+    const char *open = strchr(name, '['), *s = open;
+    int64_t first, last;
+    *base_length = open ? (size_t)(open - name) : strlen(name);
+    *instances = 1;
+    if (*base_length > 0 && !open)
+        return AS_OK;
+    if (*base_length == 0 || !skip_text(&s, "[") || !read_count(&s, &first) ||
+        !skip_text(&s, "..") || !read_count(&s, &last) || !skip_text(&s, "]") || *s || last < first)
+        return fail_at(r, node, "name '%s': expected Name or Name[first..last]", name);
+    *instances = last - first + 1;
+    return AS_OK;
+}
+
+/* The mesh of a component with `instances` copies: meshX x meshY, which
+ * must multiply to the instance count (meshY defaults to 1, meshX to the
+ * rest). */
+static as_code read_mesh(const reader *r, const as_yaml_node *attributes, int64_t instances,
+                         int *mesh_x, int *mesh_y)
+{
+    int64_t y = 1, x;
+    as_code rc = read_int(r, attributes, "meshY", false, 1, &y);
+    x = instances / y;
+    if (rc == AS_OK)
+        rc = read_int(r, attributes, "meshX", false, 1, &x);
+    if (rc == AS_OK && x * y != instances) {
+        const as_yaml_node *mesh_x_node = as_yaml_get(attributes, "meshX");
+        rc = fail_at(r, mesh_x_node ? mesh_x_node : attributes,
+                     "meshX %lld x meshY %lld is not the %lld instances of the name", (long long)x,
+                     (long long)y, (long long)instances);
+    }
+    *mesh_x = (int)x;
+    *mesh_y = (int)y;
+    return rc;
+}
+
+/* Optional real attributes of a storage level, read over their defaults:
+ * multiple buffering (> 0) and bandwidths in words per cycle (0 =
+ * unlimited). */
+static const struct {
+    const char *key;
+    size_t offset;
+    bool positive;
+} level_reals[] = {
+    {"multiple_buffering", offsetof(arch_level, multiple_buffering), true},
+    {"read_bandwidth", offsetof(arch_level, read_bandwidth), false},
+    {"write_bandwidth", offsetof(arch_level, write_bandwidth), false},
+    {"shared_bandwidth", offsetof(arch_level, shared_bandwidth), false},
+};
+
+/* Fill a storage level from a component's attributes (Timeloop's buffer
+ * specs).  Block size and capacity follow the rules at the top. */
+static as_code read_storage_attributes(const reader *r, const as_yaml_node *attributes,
+                                       arch_level *level)
+{
+    int64_t depth = 0, width = 0, datawidth = 0, cluster = 1;
+    as_code rc = check_map(r, attributes, "storage attributes", storage_attributes);
+    if (rc == AS_OK)
+        rc = read_int(r, attributes, "depth", level->cls != ARCH_CLASS_DRAM, 1, &depth);
+    if (rc == AS_OK)
+        rc = read_int(r, attributes, "width", true, 1, &width);
+    if (rc == AS_OK)
+        rc = read_int(r, attributes, "datawidth", true, 1, &datawidth);
+    if (rc == AS_OK)
+        rc = read_int(r, attributes, "cluster_size", false, 1, &cluster);
+    if (rc != AS_OK)
+        return rc;
+    int64_t block = width / (datawidth * cluster);
+    if (!as_yaml_get(attributes, "block_size") && block * datawidth * cluster != width)
+        return fail_at(r, as_yaml_get(attributes, "width"),
+                       "width %lld is not a multiple of datawidth %lld x cluster_size %lld",
+                       (long long)width, (long long)datawidth, (long long)cluster);
+    if ((rc = read_int(r, attributes, "block_size", false, 1, &block)) != AS_OK)
+        return rc;
+    level->size_words = depth * block;
+    level->word_bits = (int)datawidth;
+    level->block_size = (int)block;
+    level->cluster_size = (int)cluster;
+    level->multiple_buffering = 1.0;
+    for (size_t i = 0; rc == AS_OK && i < sizeof level_reals / sizeof level_reals[0]; i++)
+        rc = read_real(r, attributes, level_reals[i].key, false, 0.0, level_reals[i].positive,
+                       (double *)((char *)level + level_reals[i].offset));
+    const as_yaml_node *reduction = as_yaml_get(attributes, "reduction_supported");
+    level->spatial_reduction = true;
+    if (rc == AS_OK && reduction)
+        rc = as_yaml_bool(r->doc, reduction, "reduction_supported", &level->spatial_reduction,
+                          r->st);
+    level->multicast = true; /* Timeloop's legacy network multicasts */
+    return rc;
+}
+
+/* A component of a `local` list, as far as read_component has parsed it. */
+typedef struct component {
+    const as_yaml_node *node, *attributes;
+    const char *name;   /* "GlobalBuffer[1..16]" */
+    size_t name_length; /* of the base name, "GlobalBuffer" */
+    int64_t instances;  /* 16 */
+} component;
+
+/* The arithmetic unit: independent MACs, datawidth bits wide (Timeloop's
+ * default word size, 16, when not given). */
+static as_code read_compute(reader *r, const component *c)
+{
+    arch_compute *mac = &r->out->arch.compute;
+    int64_t bits = 16;
+    r->have_compute = true;
+    mac->kind = ARCH_COMPUTE_MAC;
+    mac->instances = c->instances;
+    mac->rows = mac->cols = 1;
+    mac->dataflow = ARCH_DATAFLOW_OS; /* independent MACs have no dataflow of their own */
+    as_code rc = check_map(r, c->attributes, "arithmetic attributes", compute_attributes);
+    if (rc == AS_OK)
+        rc = read_int(r, c->attributes, "datawidth", false, 1, &bits);
+    mac->mac_bits = (int)bits;
+    if (rc == AS_OK)
+        rc = read_mesh(r, c->attributes, c->instances, &mac->mesh_x, &mac->mesh_y);
+    return rc == AS_OK ? copy_name(r, c->node, mac->name, sizeof mac->name, c->name, c->name_length)
+                       : rc;
+}
+
+/* A storage level of class cls, appended to the levels (outermost first). */
+static as_code read_level(reader *r, const component *c, arch_class cls)
+{
+    arch_spec *arch = &r->out->arch;
+    arch_level *level = &arch->level[arch->n_levels++];
+    level->cls = cls;
+    level->instances = c->instances;
+    for (int d = 0; d < WL_NDATASPACES; d++)
+        level->bypass[d] = cls == ARCH_CLASS_DUMMY; /* a container holds no data */
+    as_code rc = copy_name(r, c->node, level->name, sizeof level->name, c->name, c->name_length);
+    if (rc == AS_OK)
+        rc = read_storage_attributes(r, c->attributes, level);
+    if (rc == AS_OK)
+        rc = read_mesh(r, c->attributes, c->instances, &level->mesh_x, &level->mesh_y);
+    if (rc == AS_OK && cls == ARCH_CLASS_DRAM) {
+        const char *type = "";
+        rc = read_text(r, c->attributes, "type", &type);
+        if (rc == AS_OK)
+            rc = copy_name(r, c->attributes, arch->dram.type, sizeof arch->dram.type, type,
+                           strlen(type));
+    }
+    return rc;
+}
+
+/* The class of a component: its `class`, or for class "storage" its
+ * `subclass`. */
+static as_code read_class(const reader *r, const as_yaml_node *node, const char *name, int *cls)
+{
+    const char *class_name = NULL;
+    as_code rc = read_text(r, node, "class", &class_name);
+    if (rc != AS_OK)
+        return rc;
+    *cls = class_of(class_name);
+    if (*cls == CLASS_BY_SUBCLASS) {
+        if ((rc = read_text(r, node, "subclass", &class_name)) != AS_OK)
+            return rc;
+        *cls = class_of(class_name);
+        if (*cls < 0)
+            return fail_at(r, node, "%s: unknown storage subclass '%s'", name, class_name);
+    }
+    return *cls == CLASS_UNKNOWN ? fail_at(r, node, "%s: unknown class '%s'", name, class_name)
+                                 : AS_OK;
+}
+
+/* Read one component of a `local` list under path prefix: a storage level
+ * or the arithmetic unit, which must come last. */
+static as_code read_component(reader *r, const as_yaml_node *node, const char *prefix)
+{
+    static const char *const keys[] = {
+        "name", "class", "subclass", "attributes", "required_actions", "enabled", NULL};
+    arch_spec *arch = &r->out->arch;
+    component c = {.node = node};
+    const as_yaml_node *enabled = as_yaml_get(node, "enabled");
+    bool is_enabled = true;
+    int cls;
+    as_code rc = check_map(r, node, "component", keys);
+    if (rc == AS_OK)
+        rc = read_text(r, node, "name", &c.name);
+    if (rc == AS_OK)
+        rc = read_class(r, node, c.name, &cls);
+    if (rc == AS_OK && enabled)
+        rc = as_yaml_bool(r->doc, enabled, "enabled", &is_enabled, r->st);
+    if (rc == AS_OK && !is_enabled)
+        rc = fail_at(r, enabled, "%s: disabled components are not supported", c.name);
+    if (rc == AS_OK)
+        rc = need(r, node, "attributes", AS_YAML_MAPPING, &c.attributes);
+    if (rc == AS_OK)
+        rc = parse_instance_range(r, node, c.name, &c.name_length, &c.instances);
+    if (rc != AS_OK)
+        return rc;
+    if (r->have_compute)
+        return fail_at(r, node, "%s: components after the arithmetic unit", c.name);
+    if (cls != CLASS_COMPUTE && arch->n_levels == ARCH_MAX_LEVELS)
+        return fail_at(r, node, "%s: more than %d storage levels", c.name, ARCH_MAX_LEVELS);
+    char *path = cls == CLASS_COMPUTE ? r->compute_path : r->level_path[arch->n_levels];
+    if (snprintf(path, PATH_BYTES, "%s.%s", prefix, c.name) >= PATH_BYTES)
+        return fail_at(r, node, "%s: path too long", c.name);
+    if (arch->technology_nm == 0)
+        arch->technology_nm = technology_nm(c.attributes);
+    return cls == CLASS_COMPUTE ? read_compute(r, &c) : read_level(r, &c, (arch_class)cls);
+}
+
+/* Read a tree node: its attributes (technology and clock, inherited by
+ * the flattened components anyway), its `local` components, then its
+ * `subtree` children, which sit inside it.  prefix is the parent's path. */
+static as_code read_tree_node(reader *r, const as_yaml_node *node, const char *prefix, int depth)
+{
+    static const char *const keys[] = {"name", "attributes", "local", "subtree", NULL};
+    const char *name = NULL;
+    const as_yaml_node *attributes, *local, *subtree;
+    as_code rc = check_map(r, node, "architecture node", keys);
+    if (rc == AS_OK)
+        rc = read_text(r, node, "name", &name);
+    if (rc == AS_OK)
+        rc = maybe(r, node, "attributes", AS_YAML_MAPPING, &attributes);
+    if (rc == AS_OK && attributes)
+        rc = check_map(r, attributes, "architecture node attributes", node_attributes);
+    if (rc == AS_OK)
+        rc = maybe(r, node, "local", AS_YAML_SEQUENCE, &local);
+    if (rc == AS_OK)
+        rc = maybe(r, node, "subtree", AS_YAML_SEQUENCE, &subtree);
+    if (rc != AS_OK)
+        return rc;
+    if (depth > ARCH_MAX_LEVELS)
+        return fail_at(r, node, "architecture tree nested too deeply");
+    if (subtree && subtree->n > 1)
+        return fail_at(r, subtree,
+                       "%s: more than one subtree (heterogeneous designs) is not supported", name);
+    char path[PATH_BYTES];
+    if (snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", name) >= PATH_BYTES)
+        return fail_at(r, node, "%s: path too long", name);
+    arch_spec *arch = &r->out->arch;
+    if (!arch->name[0] &&
+        (rc = copy_name(r, node, arch->name, sizeof arch->name, name, strlen(name))) != AS_OK)
+        return rc;
+    if (attributes) {
+        if (arch->technology_nm == 0)
+            arch->technology_nm = technology_nm(attributes);
+        rc = read_real(r, attributes, "global_cycle_seconds", false, 0.0, true,
+                       &arch->cycle_seconds);
+    }
+    for (int i = 0; rc == AS_OK && local && i < local->n; i++)
+        rc = read_component(r, local->items[i], path);
+    if (rc == AS_OK && subtree && subtree->n == 1)
+        rc = read_tree_node(r, subtree->items[0], path, depth + 1);
+    return rc;
+}
+
+/* Swap levels (and their paths) into innermost-first order. */
+static void reverse_levels(reader *r)
+{
+    arch_spec *arch = &r->out->arch;
+    for (int i = 0, j = arch->n_levels - 1; i < j; i++, j--) {
+        arch_level level = arch->level[i];
+        arch->level[i] = arch->level[j];
+        arch->level[j] = level;
+        char path[PATH_BYTES];
+        memcpy(path, r->level_path[i], PATH_BYTES);
+        memcpy(r->level_path[i], r->level_path[j], PATH_BYTES);
+        memcpy(r->level_path[j], path, PATH_BYTES);
+    }
+}
+
+/* The architecture section: one tree under `subtree`, with at least one
+ * storage level over one arithmetic unit, physically meaningful in the
+ * sense of arch_validate (whose message gets the file and line). */
+static as_code read_architecture(reader *r, const as_yaml_node *architecture)
+{
+    static const char *const keys[] = {"version", "subtree", NULL};
+    const as_yaml_node *subtree;
+    const char *version = NULL;
+    arch_spec *arch = &r->out->arch;
+    arch->cycle_seconds = 1e-9; /* Timeloop's default clock */
+    arch->native_batch = 1;
+    as_code rc = check_map(r, architecture, "architecture", keys);
+    if (rc == AS_OK)
+        rc = read_text(r, architecture, "version", &version);
+    if (rc == AS_OK && strcmp(version, "0.4") != 0)
+        rc = fail_at(r, as_yaml_get(architecture, "version"),
+                     "architecture version '%s' is not supported (expected 0.4)", version);
+    if (rc == AS_OK)
+        rc = need(r, architecture, "subtree", AS_YAML_SEQUENCE, &subtree);
+    if (rc == AS_OK && subtree->n != 1)
+        rc = fail_at(r, subtree, "subtree: expected one top-level node, got %d", subtree->n);
+    if (rc == AS_OK)
+        rc = read_tree_node(r, subtree->items[0], "", 0);
+    if (rc != AS_OK)
+        return rc;
+    if (arch->n_levels == 0 || !r->have_compute)
+        return fail_at(r, architecture,
+                       "architecture: expected storage levels over one arithmetic unit (intmac)");
+    reverse_levels(r);
+    if (arch->technology_nm == 0)
+        arch->technology_nm = 45; /* none given: the node of accelsearch's tables */
+    arch->dram.channels = 1;      /* Timeloop models no channels */
+    as_status invalid;
+    as_status_clear(&invalid);
+    if (arch_validate(arch, &invalid) != AS_OK)
+        return fail_at(r, architecture, "architecture: %s", invalid.message);
+    return AS_OK;
+}
+
+/* Index of the storage level called name (base name, no range), or -1. */
+static int find_level(const arch_spec *arch, const char *name)
+{
+    for (int i = 0; i < arch->n_levels; i++)
+        if (strcmp(arch->level[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------- problem */
+
+static const char *const dataspace_names[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
+
+/* The data space called name, or -1. */
+static int find_dataspace(const char *name)
+{
+    for (int d = 0; d < WL_NDATASPACES; d++)
+        if (strcmp(dataspace_names[d], name) == 0)
+            return d;
+    return -1;
+}
+
+/* The problem dimension (index in shape order) called name, or -1. */
+static int find_dim(const reader *r, const char *name)
+{
+    for (int i = 0; i < r->n_dims; i++)
+        if (strcmp(r->out->dim_names[r->dim_slot[i]], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The coefficient called name, or -1. */
+static int find_coefficient(const reader *r, const char *name)
+{
+    for (int i = 0; i < r->n_coefficients; i++)
+        if (strcmp(r->coefficient_name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The slot a Timeloop dimension name prefers: its own letter, with K as
+ * another name for M (output channels); -1 for names we have no slot for. */
+static int preferred_slot(const char *name)
+{
+    static const struct {
+        const char *name;
+        wl_dim slot;
+    } slots[] = {{"N", WL_DIM_N}, {"G", WL_DIM_G}, {"C", WL_DIM_C},
+                 {"M", WL_DIM_M}, {"K", WL_DIM_M}, {"P", WL_DIM_P},
+                 {"Q", WL_DIM_Q}, {"R", WL_DIM_R}, {"S", WL_DIM_S}};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++)
+        if (strcmp(slots[i].name, name) == 0)
+            return (int)slots[i].slot;
+    return -1;
+}
+
+/* shape.dimensions: give every name a slot, its preferred one when free
+ * (so that C lands in slot C wherever it is listed), else the first free
+ * one, and record the names in out->dim_names. */
+static as_code read_dimensions(reader *r, const as_yaml_node *dims)
+{
+    bool taken[WL_NDIMS] = {false};
+    int slot[WL_NDIMS];
+    if (dims->n < 1 || dims->n > WL_NDIMS)
+        return fail_at(r, dims, "dimensions: expected 1 to %d names, got %d", WL_NDIMS, dims->n);
+    for (int i = 0; i < dims->n; i++) {
+        const as_yaml_node *item = dims->items[i];
+        if (item->kind != AS_YAML_SCALAR || !item->scalar[0])
+            return fail_at(r, item, "dimensions: expected a name");
+        for (int j = 0; j < i; j++)
+            if (strcmp(dims->items[j]->scalar, item->scalar) == 0)
+                return fail_at(r, item, "dimensions: '%s' is listed twice", item->scalar);
+        slot[i] = preferred_slot(item->scalar);
+        if (slot[i] >= 0 && taken[slot[i]])
+            slot[i] = -1;
+        if (slot[i] >= 0)
+            taken[slot[i]] = true;
+    }
+    for (int i = 0; i < dims->n; i++) {
+        for (int free_slot = 0; slot[i] < 0; free_slot++) {
+            if (!taken[free_slot]) {
+                slot[i] = free_slot;
+                taken[free_slot] = true;
+            }
+        }
+        const as_yaml_node *item = dims->items[i];
+        char *name = r->out->dim_names[slot[i]];
+        as_code rc = copy_name(r, item, name, sizeof r->out->dim_names[0], item->scalar,
+                               strlen(item->scalar));
+        if (rc != AS_OK)
+            return rc;
+        r->dim_slot[i] = (wl_dim)slot[i];
+    }
+    r->n_dims = dims->n;
+    return AS_OK;
+}
+
+/* Add or redefine coefficient name with value. */
+static as_code set_coefficient(reader *r, const as_yaml_node *node, const char *name, int64_t value)
+{
+    int i = find_coefficient(r, name);
+    if (i < 0) {
+        if (r->n_coefficients == MAX_COEFFICIENTS)
+            return fail_at(r, node, "more than %d coefficients", MAX_COEFFICIENTS);
+        if (find_dim(r, name) >= 0)
+            return fail_at(r, node, "coefficient '%s' has the name of a dimension", name);
+        i = r->n_coefficients++;
+        r->coefficient_name[i] = name;
+    }
+    r->coefficient_value[i] = value;
+    return AS_OK;
+}
+
+/* shape.coefficients: a list of {name, default}.  The convolution
+ * coefficients Wstride, Hstride, Wdilation and Hdilation exist with
+ * default 1 even when not declared. */
+static as_code read_coefficients(reader *r, const as_yaml_node *shape)
+{
+    static const char *const keys[] = {"name", "default", NULL};
+    static const char *const implicit[] = {"Wstride", "Hstride", "Wdilation", "Hdilation"};
+    const as_yaml_node *coefficients;
+    as_code rc = maybe(r, shape, "coefficients", AS_YAML_SEQUENCE, &coefficients);
+    for (size_t i = 0; rc == AS_OK && i < sizeof implicit / sizeof implicit[0]; i++)
+        rc = set_coefficient(r, shape, implicit[i], 1);
+    for (int i = 0; rc == AS_OK && coefficients && i < coefficients->n; i++) {
+        const as_yaml_node *c = coefficients->items[i];
+        const char *name = NULL;
+        int64_t value = 1;
+        rc = check_map(r, c, "coefficient", keys);
+        if (rc == AS_OK)
+            rc = read_text(r, c, "name", &name);
+        if (rc == AS_OK)
+            rc = read_int(r, c, "default", false, 1, &value);
+        if (rc == AS_OK)
+            rc = set_coefficient(r, c, name, value);
+    }
+    return rc;
+}
+
+/* One term of a projection: [dim] or [dim, coefficient], in either order. */
+static as_code read_term(reader *r, const as_yaml_node *term, wl_proj_term *out)
+{
+    int dims = 0, coefficients = 0;
+    out->coef = 1;
+    if (term->kind != AS_YAML_SEQUENCE || term->n < 1 || term->n > 2)
+        return fail_at(r, term,
+                       "projection term: expected [dimension] or [dimension, coefficient]");
+    for (int i = 0; i < term->n; i++) {
+        const as_yaml_node *item = term->items[i];
+        const char *name = item->kind == AS_YAML_SCALAR ? item->scalar : "";
+        int dim = find_dim(r, name), coefficient = find_coefficient(r, name);
+        if (dim >= 0) {
+            out->dim = r->dim_slot[dim];
+            dims++;
+        } else if (coefficient >= 0) {
+            out->coef = r->coefficient_value[coefficient];
+            coefficients++;
+        } else {
+            return fail_at(r, item, "projection: '%s' is neither a dimension nor a coefficient",
+                           name);
+        }
+    }
+    return dims == 1 && coefficients <= 1
+               ? AS_OK
+               : fail_at(r, term,
+                         "projection term: expected one dimension and at most one coefficient");
+}
+
+/* shape.data_spaces: Weights, Inputs and Outputs, each once, with their
+ * projections (a list of ranks, each a sum of terms). */
+static as_code read_dataspaces(reader *r, const as_yaml_node *list)
+{
+    static const char *const keys[] = {"name", "projection", "read_write", NULL};
+    wl_problem *p = &r->out->problem;
+    bool seen[WL_NDATASPACES] = {false};
+    for (int i = 0; i < list->n; i++) {
+        const as_yaml_node *node = list->items[i], *projection, *rw;
+        const char *name = NULL;
+        as_code rc = check_map(r, node, "data space", keys);
+        if (rc == AS_OK)
+            rc = read_text(r, node, "name", &name);
+        if (rc == AS_OK)
+            rc = need(r, node, "projection", AS_YAML_SEQUENCE, &projection);
+        if (rc != AS_OK)
+            return rc;
+        int d = find_dataspace(name);
+        if (d < 0 || seen[d])
+            return fail_at(r, node,
+                           "data space '%s': expected each of Weights, Inputs, Outputs once", name);
+        seen[d] = true;
+        wl_dataspace *ds = &p->ds[d];
+        if (projection->n < 1 || projection->n > WL_MAX_DS_RANKS)
+            return fail_at(r, projection, "%s: expected 1 to %d ranks, got %d", name,
+                           WL_MAX_DS_RANKS, projection->n);
+        ds->n_ranks = projection->n;
+        for (int k = 0; k < projection->n; k++) {
+            const as_yaml_node *rank = projection->items[k];
+            if (rank->kind != AS_YAML_SEQUENCE || rank->n < 1 || rank->n > 2)
+                return fail_at(r, rank, "%s: a projection rank is a list of 1 or 2 terms", name);
+            ds->ranks[k].n_terms = rank->n;
+            for (int t = 0; t < rank->n; t++)
+                if ((rc = read_term(r, rank->items[t], &ds->ranks[k].terms[t])) != AS_OK)
+                    return rc;
+        }
+        if ((rw = as_yaml_get(node, "read_write")) &&
+            (rc = as_yaml_bool(r->doc, rw, "read_write", &ds->read_write, r->st)) != AS_OK)
+            return rc;
+    }
+    for (int d = 0; d < WL_NDATASPACES; d++)
+        if (!seen[d])
+            return fail_at(r, list, "data_spaces: '%s' is missing", dataspace_names[d]);
+    return AS_OK;
+}
+
+/* instance.densities: {DataSpace: fraction}; absent spaces are dense. */
+static as_code read_densities(reader *r, const as_yaml_node *densities)
+{
+    if (densities->kind != AS_YAML_MAPPING)
+        return fail_at(r, densities, "densities: expected a mapping");
+    for (int i = 0; i < densities->n; i++) {
+        int d = find_dataspace(densities->keys[i]);
+        if (d < 0)
+            return fail_at(r, densities->items[i], "densities: unknown data space '%s'",
+                           densities->keys[i]);
+        as_code rc = read_real(r, densities, densities->keys[i], true, 0.0, true,
+                               &r->out->problem.ds[d].density);
+        if (rc == AS_OK && r->out->problem.ds[d].density > 1.0)
+            rc = fail_at(r, densities->items[i], "densities: %s above 1", densities->keys[i]);
+        if (rc != AS_OK)
+            return rc;
+    }
+    return AS_OK;
+}
+
+/* problem.instance: a bound for every dimension, values for coefficients,
+ * densities, and the layer geometry H, W, Hpad, Wpad (of which only the
+ * padding is kept: the projections already say how windows slide). */
+static as_code read_instance(reader *r, const as_yaml_node *instance)
+{
+    static const char *const geometry[] = {"H", "W", "Hpad", "Wpad", NULL};
+    wl_problem *p = &r->out->problem;
+    int64_t bound[WL_NDIMS] = {0}, pad[2] = {0, 0};
+    if (instance->kind != AS_YAML_MAPPING)
+        return fail_at(r, instance, "instance: expected a mapping");
+    for (int i = 0; i < instance->n; i++) {
+        const char *key = instance->keys[i];
+        int dim = find_dim(r, key), coefficient = find_coefficient(r, key), g = 0;
+        while (geometry[g] && strcmp(geometry[g], key) != 0)
+            g++;
+        int64_t value = 0;
+        as_code rc = AS_OK;
+        if (dim >= 0 || coefficient >= 0 || geometry[g])
+            rc = read_int(r, instance, key, true, dim >= 0 || coefficient >= 0 ? 1 : 0, &value);
+        else if (strcmp(key, "densities") == 0)
+            rc = read_densities(r, instance->items[i]);
+        else
+            rc = fail_at(r, instance->items[i],
+                         "unknown key '%s' in problem instance (expected a dimension, a "
+                         "coefficient, densities, H, W, Hpad or Wpad)",
+                         key);
+        if (rc != AS_OK)
+            return rc;
+        if (dim >= 0)
+            bound[dim] = value;
+        else if (coefficient >= 0)
+            r->coefficient_value[coefficient] = value;
+        else if (g >= 2 && geometry[g])
+            pad[g - 2] = value;
+    }
+    for (int d = 0; d < WL_NDIMS; d++)
+        p->bound[d] = 1;
+    for (int i = 0; i < r->n_dims; i++) {
+        if (bound[i] == 0)
+            return fail_at(r, instance, "instance: no bound for dimension %s",
+                           r->out->dim_names[r->dim_slot[i]]);
+        p->bound[r->dim_slot[i]] = bound[i];
+    }
+    p->pad[0] = p->pad[2] = pad[0]; /* Hpad: top and bottom */
+    p->pad[1] = p->pad[3] = pad[1]; /* Wpad: left and right */
+    return AS_OK;
+}
+
+/* The problem section.  Instance values of coefficients are read before
+ * the projections that use them. */
+static as_code read_problem(reader *r, const as_yaml_node *problem)
+{
+    static const char *const keys[] = {"version", "shape", "instance", NULL};
+    static const char *const shape_keys[] = {"name", "dimensions", "data_spaces", "coefficients",
+                                             NULL};
+    const as_yaml_node *shape, *dims, *dataspaces, *instance;
+    const char *name = "";
+    wl_problem *p = &r->out->problem;
+    as_code rc = check_map(r, problem, "problem", keys);
+    if (rc == AS_OK)
+        rc = need(r, problem, "shape", AS_YAML_MAPPING, &shape);
+    if (rc == AS_OK)
+        rc = check_map(r, shape, "problem shape", shape_keys);
+    if (rc == AS_OK)
+        rc = read_text(r, shape, "name", &name);
+    if (rc == AS_OK)
+        rc = copy_name(r, shape, r->out->problem_name, sizeof r->out->problem_name, name,
+                       strlen(name));
+    if (rc == AS_OK)
+        rc = need(r, shape, "dimensions", AS_YAML_SEQUENCE, &dims);
+    if (rc == AS_OK)
+        rc = read_dimensions(r, dims);
+    if (rc == AS_OK)
+        rc = read_coefficients(r, shape);
+    if (rc == AS_OK)
+        rc = need(r, problem, "instance", AS_YAML_MAPPING, &instance);
+    for (int d = 0; d < WL_NDATASPACES; d++) {
+        p->ds[d].name = dataspace_names[d];
+        p->ds[d].density = 1.0;
+        p->ds[d].tensor = -1;
+    }
+    if (rc == AS_OK)
+        rc = read_instance(r, instance);
+    if (rc == AS_OK)
+        rc = need(r, shape, "data_spaces", AS_YAML_SEQUENCE, &dataspaces);
+    if (rc == AS_OK)
+        rc = read_dataspaces(r, dataspaces);
+    if (rc != AS_OK)
+        return rc;
+    p->kind = WL_PROBLEM_CONV;
+    p->op = -1;
+    p->stride[0] = r->coefficient_value[find_coefficient(r, "Hstride")];
+    p->stride[1] = r->coefficient_value[find_coefficient(r, "Wstride")];
+    p->dilation[0] = r->coefficient_value[find_coefficient(r, "Hdilation")];
+    p->dilation[1] = r->coefficient_value[find_coefficient(r, "Wdilation")];
+    return AS_OK;
+}
+
+/* ------------------------------------------------------------- mapping */
+
+typedef enum directive_kind {
+    DIRECTIVE_TEMPORAL,
+    DIRECTIVE_SPATIAL,
+    DIRECTIVE_DATATYPE
+} directive_kind;
+enum { N_DIRECTIVE_KINDS = 3 };
+
+static const char *const loop_keys[] = {"target", "type", "factors", "permutation", NULL};
+static const char *const spatial_keys[] = {"target",      "type",  "factors",
+                                           "permutation", "split", NULL};
+static const char *const datatype_keys[] = {"target", "type", "keep", "bypass", NULL};
+static const struct {
+    const char *type;
+    directive_kind kind;
+    const char *const *keys;
+} directive_types[] = {
+    {"temporal", DIRECTIVE_TEMPORAL, loop_keys},
+    {"spatial", DIRECTIVE_SPATIAL, spatial_keys},
+    {"datatype", DIRECTIVE_DATATYPE, datatype_keys},
+    {"bypass", DIRECTIVE_DATATYPE, datatype_keys}, /* Timeloop's other name for datatype */
+};
+
+/* The default loop order: the problem's dimensions in shape order, then the
+ * slots the problem does not use. */
+static void default_order(const reader *r, uint8_t order[WL_NDIMS])
+{
+    bool used[WL_NDIMS] = {false};
+    int n = 0;
+    for (int i = 0; i < r->n_dims; i++) {
+        order[n++] = (uint8_t)r->dim_slot[i];
+        used[r->dim_slot[i]] = true;
+    }
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (!used[d])
+            order[n++] = (uint8_t)d;
+}
+
+/* Every level starts with no loops, the default order, all spatial loops
+ * on X, and keeps every data space unless it is a dummy container. */
+static void default_mapping(const reader *r, map_mapping *m)
+{
+    const arch_spec *arch = &r->out->arch;
+    m->n_levels = arch->n_levels;
+    for (int i = 0; i < arch->n_levels; i++) {
+        map_level *level = &m->level[i];
+        for (int d = 0; d < WL_NDIMS; d++)
+            level->temporal[d] = level->spatial[d] = 1;
+        default_order(r, level->temporal_order);
+        default_order(r, level->spatial_order);
+        level->spatial_split = r->n_dims;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            level->keep[ds] = arch->level[i].cls != ARCH_CLASS_DUMMY;
+    }
+}
+
+/* Letters a dimension name in a factors string is made of. */
+#define DIM_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+
+/* Parse a factors string, "C1 M8 R1" or "R=3,P=16": each term a dimension
+ * name, an optional '=', and a positive integer, terms separated by blanks
+ * or commas.  Dimensions not named keep factor 1. */
+static as_code read_factors(const reader *r, const as_yaml_node *node, int64_t factor[WL_NDIMS])
+{
+    bool seen[WL_NDIMS] = {false};
+    const char *s = node->scalar;
+    for (;;) {
+        s += strspn(s, " \t,");
+        if (!*s)
+            return AS_OK;
+        char name[sizeof r->out->dim_names[0]];
+        size_t name_length = strspn(s, DIM_NAME_CHARS);
+        int64_t f;
+        const char *value = s + name_length;
+        value += strspn(value, " \t");
+        skip_text(&value, "=");
+        value += strspn(value, " \t");
+        if (name_length == 0 || name_length >= sizeof name || !read_count(&value, &f) ||
+            (*value && !strchr(" \t,", *value)))
+            return fail_at(r, node, "factors: expected terms like 'C4' or 'C=4', got '%s'",
+                           node->scalar);
+        memcpy(name, s, name_length);
+        name[name_length] = '\0';
+        int dim = find_dim(r, name);
+        if (dim < 0)
+            return fail_at(r, node, "factors: '%s' is not a dimension of the problem", name);
+        if (seen[dim])
+            return fail_at(r, node, "factors: %s is given twice", name);
+        if (f < 1)
+            return fail_at(r, node, "factors: %s must be at least 1", name);
+        seen[dim] = true;
+        factor[r->dim_slot[dim]] = f;
+        s = value;
+    }
+}
+
+/* Parse a permutation string such as "QPCMRSN": one-letter dimension
+ * names, innermost first.  Dimensions it leaves out follow in the default
+ * order (Timeloop pads the same way). */
+static as_code read_permutation(const reader *r, const as_yaml_node *node, uint8_t order[WL_NDIMS])
+{
+    bool placed[WL_NDIMS] = {false};
+    int n = 0;
+    for (const char *s = node->scalar; *s; s++) {
+        if (*s == ' ' || *s == '\t')
+            continue;
+        char name[2] = {*s, '\0'};
+        int dim = find_dim(r, name);
+        if (dim < 0)
+            return fail_at(r, node, "permutation: '%s' is not a dimension of the problem", name);
+        if (placed[r->dim_slot[dim]])
+            return fail_at(r, node, "permutation: %s is listed twice", name);
+        placed[r->dim_slot[dim]] = true;
+        order[n++] = (uint8_t)r->dim_slot[dim];
+    }
+    uint8_t fallback[WL_NDIMS];
+    default_order(r, fallback);
+    for (int i = 0; i < WL_NDIMS; i++)
+        if (!placed[fallback[i]])
+            order[n++] = fallback[i];
+    return AS_OK;
+}
+
+/* keep / bypass lists of a datatype directive: data space names. */
+static as_code read_keep_list(reader *r, const as_yaml_node *directive, const char *key, bool keep,
+                              bool listed[WL_NDATASPACES], int target)
+{
+    const arch_level *hw = &r->out->arch.level[target];
+    map_level *level = &r->out->mapping.level[target];
+    const as_yaml_node *list;
+    as_code rc = maybe(r, directive, key, AS_YAML_SEQUENCE, &list);
+    for (int i = 0; rc == AS_OK && list && i < list->n; i++) {
+        const as_yaml_node *item = list->items[i];
+        int ds = find_dataspace(item->kind == AS_YAML_SCALAR ? item->scalar : "");
+        if (ds < 0)
+            return fail_at(r, item, "%s: expected Weights, Inputs or Outputs", key);
+        if (listed[ds])
+            return fail_at(r, item, "%s: %s is listed twice for %s", key, dataspace_names[ds],
+                           hw->name);
+        if (keep && hw->cls == ARCH_CLASS_DUMMY)
+            return fail_at(r, item, "%s is a dummy container and cannot keep %s", hw->name,
+                           dataspace_names[ds]);
+        listed[ds] = true;
+        level->keep[ds] = keep;
+    }
+    return rc;
+}
+
+/* One directive of the mapping list, applied to its target level. */
+static as_code read_directive(reader *r, const as_yaml_node *node,
+                              bool seen[ARCH_MAX_LEVELS][N_DIRECTIVE_KINDS])
+{
+    const arch_spec *arch = &r->out->arch;
+    const char *type = NULL, *target = NULL;
+    if (node->kind != AS_YAML_MAPPING)
+        return fail_at(r, node, "mapping: expected a mapping per directive");
+    as_code rc = read_text(r, node, "type", &type);
+    if (rc == AS_OK)
+        rc = read_text(r, node, "target", &target);
+    if (rc != AS_OK)
+        return rc;
+    size_t t = 0;
+    while (t < sizeof directive_types / sizeof directive_types[0] &&
+           strcmp(directive_types[t].type, type) != 0)
+        t++;
+    if (t == sizeof directive_types / sizeof directive_types[0])
+        return fail_at(
+            r, as_yaml_get(node, "type"),
+            "mapping: unknown directive type '%s' (expected temporal, spatial, datatype or bypass)",
+            type);
+    directive_kind kind = directive_types[t].kind;
+    if ((rc = as_yaml_check_keys(r->doc, node, "mapping directive", directive_types[t].keys,
+                                 r->st)) != AS_OK)
+        return rc;
+    int i = find_level(arch, target);
+    if (i < 0)
+        return fail_at(r, as_yaml_get(node, "target"),
+                       "mapping: target '%s' is not a storage level", target);
+    if (seen[i][kind])
+        return fail_at(r, node, "mapping: a second %s directive for %s", type, target);
+    seen[i][kind] = true;
+    map_level *level = &r->out->mapping.level[i];
+    if (kind == DIRECTIVE_DATATYPE) {
+        bool listed[WL_NDATASPACES] = {false};
+        rc = read_keep_list(r, node, "keep", true, listed, i);
+        return rc == AS_OK ? read_keep_list(r, node, "bypass", false, listed, i) : rc;
+    }
+    bool spatial = kind == DIRECTIVE_SPATIAL;
+    if (spatial && arch_fanout(arch, i) == 1)
+        return fail_at(r, node,
+                       "mapping: %s has no spatial fanout (as many instances below it as of it)",
+                       target);
+    const as_yaml_node *factors, *permutation;
+    rc = maybe(r, node, "factors", AS_YAML_SCALAR, &factors);
+    if (rc == AS_OK && factors)
+        rc = read_factors(r, factors, spatial ? level->spatial : level->temporal);
+    if (rc == AS_OK)
+        rc = maybe(r, node, "permutation", AS_YAML_SCALAR, &permutation);
+    if (rc == AS_OK && permutation)
+        rc = read_permutation(r, permutation,
+                              spatial ? level->spatial_order : level->temporal_order);
+    if (rc == AS_OK && spatial) {
+        int64_t split = r->n_dims;
+        rc = read_int(r, node, "split", false, 0, &split);
+        if (rc == AS_OK && split > WL_NDIMS)
+            rc = fail_at(r, as_yaml_get(node, "split"), "split: expected at most %d", WL_NDIMS);
+        level->spatial_split = (int)split;
+    }
+    return rc;
+}
+
+/* Check that per dimension the factors of all levels multiply to the
+ * bound, as Timeloop requires of a mapping it is given. */
+static as_code check_factors(const reader *r, const as_yaml_node *mapping)
+{
+    const map_mapping *m = &r->out->mapping;
+    for (int i = 0; i < r->n_dims; i++) {
+        wl_dim d = r->dim_slot[i];
+        int64_t product = 1;
+        bool overflow = false;
+        for (int l = 0; l < m->n_levels; l++)
+            overflow |= !as_mul_i64(product, m->level[l].temporal[d], &product) ||
+                        !as_mul_i64(product, m->level[l].spatial[d], &product);
+        if (overflow)
+            return fail_at(r, mapping, "mapping: the factors of %s overflow", r->out->dim_names[d]);
+        if (product != r->out->problem.bound[d])
+            return fail_at(
+                r, mapping, "mapping: the factors of %s multiply to %lld, the bound is %lld",
+                r->out->dim_names[d], (long long)product, (long long)r->out->problem.bound[d]);
+    }
+    return AS_OK;
+}
+
+/* The mapping section: a list of directives over the default mapping. */
+static as_code read_mapping(reader *r, const as_yaml_node *mapping)
+{
+    bool seen[ARCH_MAX_LEVELS][N_DIRECTIVE_KINDS] = {{false}};
+    if (mapping->kind != AS_YAML_SEQUENCE)
+        return fail_at(r, mapping, "mapping: expected a list of directives");
+    default_mapping(r, &r->out->mapping);
+    for (int i = 0; i < mapping->n; i++) {
+        as_code rc = read_directive(r, mapping->items[i], seen);
+        if (rc != AS_OK)
+            return rc;
+    }
+    return check_factors(r, mapping);
+}
+
+/* Element precision of each data space: the word size of the innermost
+ * level that stores it (16 bits, Timeloop's default, if none does). */
+static void set_dataspace_bits(map_timeloop_case *c)
+{
+    for (int d = 0; d < WL_NDATASPACES; d++) {
+        c->problem.ds[d].bits = 16;
+        for (int i = 0; i < c->arch.n_levels; i++) {
+            if (c->mapping.level[i].keep[d]) {
+                c->problem.ds[d].bits = c->arch.level[i].word_bits;
+                break;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------- ERT and ART */
+
+/* The component an ERT / ART table names ("top.GLB[1..16]"): a storage
+ * level index, n_levels for the arithmetic unit; each at most once. */
+static as_code find_component(const reader *r, const as_yaml_node *table, bool *seen, int *index)
+{
+    const char *name = NULL;
+    as_code rc = read_text(r, table, "name", &name);
+    if (rc != AS_OK)
+        return rc;
+    int n = r->out->arch.n_levels;
+    *index = strcmp(name, r->compute_path) == 0 ? n : -1;
+    for (int i = 0; i < n && *index < 0; i++)
+        if (strcmp(name, r->level_path[i]) == 0)
+            *index = i;
+    if (*index < 0)
+        return fail_at(r, table, "table '%s' names no component of the architecture", name);
+    if (seen[*index])
+        return fail_at(r, table, "a second table for '%s'", name);
+    seen[*index] = true;
+    return AS_OK;
+}
+
+/* ERT actions: a storage level's read, write (Timeloop's fill), update
+ * and leak; an arithmetic unit's compute and leak. */
+enum { ACTION_READ, ACTION_WRITE, ACTION_UPDATE, ACTION_LEAK, ACTION_COMPUTE, N_ACTIONS };
+static const char *const action_names[N_ACTIONS] = {"read", "write", "update", "leak", "compute"};
+
+/* Whether action a applies to a storage level / an arithmetic unit. */
+static bool action_applies(int a, bool is_compute)
+{
+    return is_compute ? a == ACTION_COMPUTE || a == ACTION_LEAK : a < ACTION_COMPUTE;
+}
+
+/* One ERT table: energy per vector action of a component.  A level
+ * without an update action updates at write energy; leak defaults to 0;
+ * read and write (compute for the arithmetic unit) are required.  A MAC's
+ * leak is accepted and not modelled (Timeloop does not count it either). */
+static as_code read_ert_table(reader *r, const as_yaml_node *table, int index)
+{
+    static const char *const keys[] = {"name", "actions", NULL};
+    static const char *const action_keys[] = {"name", "arguments", "energy", NULL};
+    arch_spec *arch = &r->out->arch;
+    bool is_compute = index == arch->n_levels;
+    double energy[N_ACTIONS] = {0};
+    bool given[N_ACTIONS] = {false};
+    const as_yaml_node *actions;
+    as_code rc = check_map(r, table, "ERT table", keys);
+    if (rc == AS_OK)
+        rc = need(r, table, "actions", AS_YAML_SEQUENCE, &actions);
+    for (int i = 0; rc == AS_OK && i < actions->n; i++) {
+        const as_yaml_node *action = actions->items[i];
+        const char *name = NULL;
+        rc = check_map(r, action, "ERT action", action_keys);
+        if (rc == AS_OK)
+            rc = read_text(r, action, "name", &name);
+        if (rc != AS_OK)
+            return rc;
+        int a = 0;
+        while (a < N_ACTIONS && strcmp(action_names[a], name) != 0)
+            a++;
+        if (!action_applies(a, is_compute))
+            return fail_at(r, action, "ERT action '%s' does not apply to %s", name,
+                           is_compute ? "an arithmetic unit" : "a storage level");
+        if (given[a])
+            return fail_at(r, action, "ERT action '%s' is given twice", name);
+        given[a] = true;
+        rc = read_real(r, action, "energy", true, 0.0, false, &energy[a]);
+    }
+    if (rc != AS_OK)
+        return rc;
+    if (is_compute) {
+        arch->compute.mac_pJ = energy[ACTION_COMPUTE];
+        return given[ACTION_COMPUTE] ? AS_OK : fail_at(r, table, "ERT table: no compute action");
+    }
+    if (!given[ACTION_READ] || !given[ACTION_WRITE])
+        return fail_at(r, table, "ERT table: a storage level needs read and write actions");
+    arch->level[index].energy = (arch_energy){
+        .read_pJ = energy[ACTION_READ],
+        .fill_pJ = energy[ACTION_WRITE],
+        .update_pJ = energy[given[ACTION_UPDATE] ? ACTION_UPDATE : ACTION_WRITE],
+        .leak_pJ = energy[ACTION_LEAK],
+    };
+    return AS_OK;
+}
+
+/* One ART table: area of one instance of a component, um^2. */
+static as_code read_art_table(reader *r, const as_yaml_node *table, int index)
+{
+    static const char *const keys[] = {"name", "area", NULL};
+    arch_spec *arch = &r->out->arch;
+    as_code rc = check_map(r, table, "ART table", keys);
+    double *area = index == arch->n_levels ? &arch->compute.area_um2 : &arch->level[index].area_um2;
+    return rc == AS_OK ? read_real(r, table, "area", true, 0.0, false, area) : rc;
+}
+
+/* The two kinds of Accelergy table file. */
+typedef struct table_file {
+    const char *top_keys[2]; /* {"ERT", NULL} */
+    const char *what;        /* "ERT file", for messages */
+    as_code (*read_table)(reader *, const as_yaml_node *table, int component);
+} table_file;
+static const table_file ert_file = {{"ERT", NULL}, "ERT file", read_ert_table};
+static const table_file art_file = {{"ART", NULL}, "ART file", read_art_table};
+
+/* Read an ERT or ART file (top key "ERT" / "ART", then version and a list
+ * of tables), one table per component; only dummy containers may lack one. */
+static as_code read_table_file(reader *r, const char *path, const table_file *kind)
+{
+    static const char *const keys[] = {"version", "tables", NULL};
+    const char *top_key = kind->top_keys[0];
+    as_yaml_doc doc;
+    as_code rc = as_yaml_load(path, &doc, r->st);
+    if (rc != AS_OK)
+        return rc;
+    r->doc = &doc;
+    const as_yaml_node *body = NULL, *tables = NULL;
+    bool seen[ARCH_MAX_LEVELS + 1] = {false};
+    int n = r->out->arch.n_levels;
+    if (!doc.root)
+        rc = fail_at(r, NULL, "empty file");
+    if (rc == AS_OK)
+        rc = check_map(r, doc.root, kind->what, kind->top_keys);
+    if (rc == AS_OK)
+        rc = need(r, doc.root, top_key, AS_YAML_MAPPING, &body);
+    if (rc == AS_OK)
+        rc = check_map(r, body, top_key, keys);
+    if (rc == AS_OK)
+        rc = need(r, body, "tables", AS_YAML_SEQUENCE, &tables);
+    for (int i = 0; rc == AS_OK && i < tables->n; i++) {
+        int index;
+        rc = find_component(r, tables->items[i], seen, &index);
+        if (rc == AS_OK)
+            rc = kind->read_table(r, tables->items[i], index);
+    }
+    for (int i = 0; rc == AS_OK && i <= n; i++) {
+        if (!seen[i] && (i == n || r->out->arch.level[i].cls != ARCH_CLASS_DUMMY))
+            rc = fail_at(r, tables, "no table for '%s'",
+                         i == n ? r->compute_path : r->level_path[i]);
+    }
+    as_yaml_free(&doc);
+    return rc;
+}
+
+/* ----------------------------------------------------------- model input */
+
+/* The model input: architecture, problem and mapping, in that order
+ * (the mapping refers to both). */
+static as_code read_model_input(reader *r, const as_yaml_node *root)
+{
+    /* clang-format off */
+    static const char *const keys[] = {"architecture", "problem", "mapping",
+                                       "architecture_constraints", "compound_components",
+                                       "globals", "dumped_by_timeloop_front_end", NULL};
+    /* clang-format on */
+    const as_yaml_node *architecture, *problem, *mapping;
+    if (!root)
+        return fail_at(r, NULL, "empty file");
+    as_code rc = check_map(r, root, "model input", keys);
+    if (rc == AS_OK)
+        rc = need(r, root, "architecture", AS_YAML_MAPPING, &architecture);
+    if (rc == AS_OK)
+        rc = need(r, root, "problem", AS_YAML_MAPPING, &problem);
+    if (rc == AS_OK)
+        rc = need(r, root, "mapping", AS_YAML_SEQUENCE, &mapping);
+    if (rc == AS_OK)
+        rc = read_architecture(r, architecture);
+    if (rc == AS_OK)
+        rc = read_problem(r, problem);
+    if (rc == AS_OK)
+        rc = read_mapping(r, mapping);
+    if (rc == AS_OK)
+        set_dataspace_bits(r->out);
+    return rc;
+}
+
+/* DRAM energy per bit, from the backing store's ERT read energy. */
+static void set_dram_energy(arch_spec *arch)
+{
+    const arch_level *dram = &arch->level[arch->n_levels - 1];
+    if (dram->cls == ARCH_CLASS_DRAM)
+        arch->dram.energy_pJ_per_bit =
+            dram->energy.read_pJ / ((double)dram->block_size * dram->word_bits);
+}
+
+/* Energies (when there is no ERT) and areas (no ART) from accelsearch's
+ * tables.  arch_apply_tables fills every field left at zero, and an ERT may
+ * well say 0 (a DRAM's leak), so the tables fill a copy and only the
+ * missing half is taken from it. */
+static void fill_from_tables(arch_spec *arch, bool energies, bool areas)
+{
+    arch_spec filled = *arch;
+    arch_apply_tables(&filled);
+    for (int i = 0; i < arch->n_levels; i++) {
+        if (energies) {
+            arch->level[i].energy = filled.level[i].energy;
+            arch->level[i].hop_pJ = filled.level[i].hop_pJ;
+        }
+        if (areas)
+            arch->level[i].area_um2 = filled.level[i].area_um2;
+    }
+    if (energies) {
+        arch->compute.mac_pJ = filled.compute.mac_pJ;
+        arch->dram.energy_pJ_per_bit = filled.dram.energy_pJ_per_bit;
+    }
+    if (areas)
+        arch->compute.area_um2 = filled.compute.area_um2;
+}
+
+as_code map_timeloop_load(const char *model_input_path, const char *ert_path, const char *art_path,
+                          map_timeloop_case *out, as_status *st)
+{
+    memset(out, 0, sizeof *out);
+    reader r = {.st = st, .out = out};
+    as_yaml_doc doc;
+    as_code rc = as_yaml_load(model_input_path, &doc, st);
+    if (rc != AS_OK)
+        return rc;
+    r.doc = &doc;
+    rc = read_model_input(&r, doc.root);
+    as_yaml_free(&doc);
+    if (rc == AS_OK && ert_path)
+        rc = read_table_file(&r, ert_path, &ert_file);
+    if (rc == AS_OK && art_path)
+        rc = read_table_file(&r, art_path, &art_file);
+    if (rc == AS_OK && ert_path)
+        set_dram_energy(&out->arch);
+    if (rc == AS_OK && (!ert_path || !art_path))
+        fill_from_tables(&out->arch, !ert_path, !art_path);
+    return rc;
+}
