@@ -1,0 +1,67 @@
+/*
+ * eval_private.h -- the loop-nest analysis behind map_evaluate, shared by
+ * nest.c (what one child pulls, how children share a delivery) and eval.c
+ * (collapse to storage levels, energy, cycles).  Section numbers (§n)
+ * refer to shared/reference/timeloop/SEMANTICS.md.
+ */
+#ifndef AS_MAPPING_EVAL_PRIVATE_H
+#define AS_MAPPING_EVAL_PRIVATE_H
+
+#include "mapping.h"
+
+/* Each level contributes at most one loop per dimension in space and one
+ * per dimension in time (or a single trivial loop when it has none). */
+#define NEST_MAX_LOOPS (ARCH_MAX_LEVELS * 2 * WL_NDIMS)
+/* Distinct multicast factors one spatial level may produce. */
+#define NEST_MAX_GROUPS 16
+
+/* One loop of the flat nest, innermost first (Timeloop's loop::Nest with
+ * the trivial factors dropped). */
+typedef struct nest_loop {
+    wl_dim dim;
+    int level;        /* the storage level whose block holds it */
+    bool spatial;
+    int64_t bound;
+    int64_t step;     /* op-space stride of one iteration: product of the
+                         bounds of the inner loops over the same dim */
+} nest_loop;
+
+typedef struct nest {
+    int n_loops;
+    nest_loop loop[NEST_MAX_LOOPS];
+    int first[ARCH_MAX_LEVELS];      /* a level's innermost loop ... */
+    int boundary[ARCH_MAX_LEVELS];   /* ... and its outermost (the tiling boundary) */
+    int n_spatial[ARCH_MAX_LEVELS];  /* its spatial loops: first .. first + n_spatial - 1 */
+    /* Op-space extent per dimension of a level's tile (the subnest up to its
+     * boundary) and of the region spread over its children (up to its
+     * outermost spatial loop; equals the child tile when it has none). */
+    int64_t tile_extent[ARCH_MAX_LEVELS][WL_NDIMS];
+    int64_t spread_extent[ARCH_MAX_LEVELS][WL_NDIMS];
+    int64_t fanout[ARCH_MAX_LEVELS];      /* product of the level's spatial bounds */
+    int64_t replication[ARCH_MAX_LEVELS]; /* product of the spatial bounds above it */
+    int64_t temporal_iterations;          /* product of every temporal bound */
+} nest;
+
+/* `scatter` groups of `multicast` children each receive identical data. */
+typedef struct nest_group {
+    int64_t multicast;
+    int64_t scatter;
+} nest_group;
+
+/* Build the nest of a mapping already checked for shape and factors. */
+void nest_build(const map_mapping *m, int n_levels, nest *n);
+
+/* Words of data space ds in the box spanned by op-space extents ext. */
+int64_t nest_box_words(const wl_dataspace *ds, const int64_t ext[WL_NDIMS]);
+
+/* Words one instance of `level` pulls from its parent over the whole run
+ * (Timeloop's delta accumulation at the level's boundary, §1). */
+int64_t nest_child_pulls(const nest *n, const wl_dataspace *ds, int level);
+
+/* The multicast groups among the children of `level` for ds (§2), sorted
+ * by multicast factor; the count, or -1 when the pattern is beyond the
+ * fixed-size analysis (reason written to why). */
+int nest_multicast_groups(const nest *n, const wl_dataspace *ds, int level,
+                          nest_group out[NEST_MAX_GROUPS], char *why, size_t why_size);
+
+#endif
