@@ -188,6 +188,105 @@ static void test_export_round_trip(void **state)
     free(r.out);
 }
 
+/* The presets are listed and shown; a bad architecture file is one line
+ * naming file, line and key, exit 2. */
+static void test_arch_commands(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, "arch list");
+    assert_int_equal(r.status, 0);
+    const char *presets[] = {"eyeriss", "shidiannao", "edgetpu", "tpu_v3", "gemmini", "vta", "simba"};
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        assert_non_null(strstr(r.out, presets[i]));
+    free(r.out);
+    run(&r, "arch show gemmini");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "peak power (TDP)"));
+    assert_non_null(strstr(r.out, "systolic arrays of 16 x 16"));
+    free(r.out);
+    char args[600];
+    snprintf(args, sizeof args, "arch show '%s/arch/bad_unknown_key.yaml'", AS_TEST_DATA_DIR);
+    run(&r, args);
+    assert_int_equal(r.status, 2);
+    assert_int_equal(count_lines(r.err), 1);
+    assert_non_null(strstr(r.err, "bad_unknown_key.yaml:10: unknown key 'colour'"));
+    free(r.out);
+    run(&r, "arch show no_such_preset");
+    assert_int_equal(r.status, 2);
+    free(r.out);
+}
+
+/* Copy file src to dst, replacing the first `from` with `to` (NULL: none). */
+static void copy_edited(const char *src, const char *dst, const char *from, const char *to)
+{
+    static char text[1 << 16];
+    FILE *f = fopen(src, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *at = from ? strstr(text, from) : NULL;
+    f = fopen(dst, "w");
+    assert_non_null(f);
+    if (at) {
+        fwrite(text, 1, (size_t)(at - text), f);
+        fputs(to, f);
+        fputs(at + strlen(from), f);
+    } else {
+        fputs(text, f);
+    }
+    fclose(f);
+}
+
+/* eval: a Timeloop input gives Timeloop's figures; an invalid mapping and
+ * a malformed file exit 2 with one line. */
+static void test_eval(void **state)
+{
+    (void)state;
+    char args[1200], dir[512], input[600], edited[600];
+    snprintf(dir, sizeof dir, "%s/timeloop/micro_conv1d_1level", AS_TEST_DATA_DIR);
+    snprintf(input, sizeof input, "%s/model-input.yaml", dir);
+    snprintf(args, sizeof args, "eval '%s' '%s/ERT.yaml' --json --repeat 10", input, dir);
+    run_result r;
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"status\": \"valid\""));
+    assert_non_null(strstr(r.out, "\"cycles\": 48,"));
+    assert_non_null(strstr(r.out, "\"evaluations_per_second\": "));
+    assert_non_null(strstr(r.out, "\"levels\": ["));
+    free(r.out);
+
+    /* Factors that miss the bound: rejected at the line of the mapping. */
+    snprintf(edited, sizeof edited, "%s/eval_bad_factors.yaml", AS_TEST_TMP_DIR);
+    copy_edited(input, edited, "R=3,P=16", "R=3,P=8");
+    snprintf(args, sizeof args, "eval '%s' '%s/ERT.yaml'", edited, dir);
+    run(&r, args);
+    assert_int_equal(r.status, 2);
+    assert_int_equal(count_lines(r.err), 1);
+    assert_non_null(strstr(r.err, "eval_bad_factors.yaml:82: mapping"));
+    free(r.out);
+
+    /* A buffer too small for its tiles: a result with a reason, exit 2. */
+    snprintf(edited, sizeof edited, "%s/eval_small_buffer.yaml", AS_TEST_TMP_DIR);
+    copy_edited(input, edited, "depth: 64", "depth: 8");
+    snprintf(args, sizeof args, "eval '%s' '%s/ERT.yaml' --json", edited, dir);
+    run(&r, args);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.out, "\"status\": \"tile exceeds capacity\""));
+    assert_non_null(strstr(r.err, "tiles 37 words exceed 8"));
+    free(r.out);
+
+    snprintf(edited, sizeof edited, "%s/eval_bad_key.yaml", AS_TEST_TMP_DIR);
+    copy_edited(input, edited, "\nmapping:", "\nmappings:");
+    snprintf(args, sizeof args, "eval '%s'", edited);
+    run(&r, args);
+    assert_int_equal(r.status, 2);
+    assert_int_equal(count_lines(r.err), 1);
+    assert_non_null(strstr(r.err, "eval_bad_key.yaml:"));
+    free(r.out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_export_round_trip),
+        cmocka_unit_test(test_arch_commands),
+        cmocka_unit_test(test_eval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

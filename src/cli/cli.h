@@ -47,5 +47,7 @@ void cli_json_shape(cli_json *j, const wl_tensor *t);
 /* Subcommands: argc/argv start after the subcommand word. */
 int cli_zoo(int argc, char **argv);
 int cli_model(int argc, char **argv);
+int cli_arch(int argc, char **argv);
+int cli_eval(int argc, char **argv);
 
 #endif

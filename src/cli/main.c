@@ -19,6 +19,9 @@ static const char usage_text[] =
     "                                    problem of every layer; MODEL is a zoo name or an\n"
     "                                    .onnx file\n"
     "  model export NAME OUT.onnx        write a zoo model as ONNX (weights stripped)\n"
+    "  arch list                         the built-in accelerator presets\n"
+    "  arch show PRESET|FILE.yaml        a design's levels, area and peak power\n"
+    "  eval INPUT.yaml [ERT [ART]]       evaluate a timeloop-model input's mapping\n"
     "\n"
     "run 'accelsearch <command> --help' for the options of a command.\n";
 
@@ -57,6 +60,10 @@ int main(int argc, char **argv)
         return cli_zoo(argc - 2, argv + 2);
     if (strcmp(command, "model") == 0)
         return cli_model(argc - 2, argv + 2);
+    if (strcmp(command, "arch") == 0)
+        return cli_arch(argc - 2, argv + 2);
+    if (strcmp(command, "eval") == 0)
+        return cli_eval(argc - 2, argv + 2);
     fprintf(stderr, "accelsearch: unknown command '%s'\n\n%s", command, usage_text);
     return CLI_EXIT_USAGE;
 }
