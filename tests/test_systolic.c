@@ -113,6 +113,98 @@ static void test_scalesim_runs(void **state)
         assert_int_equal(n_by_dataflow[df], 7);
 }
 
+/* The run's layer as a one-op graph (no padding, SCALE-Sim's output size)
+ * lowered to its loop-nest problem. */
+static void layer_problem(const run *r, wl_problem *p)
+{
+    const map_systolic_layer *l = &r->layer;
+    /* ceil((H - R + S) / S), SCALE-Sim's output size */
+    int64_t e = (l->ifmap_h - l->filter_h + 2 * l->stride_h - 1) / l->stride_h;
+    int64_t f = (l->ifmap_w - l->filter_w + 2 * l->stride_w - 1) / l->stride_w;
+    int64_t out_channels = l->depthwise ? l->channels * l->num_filters : l->num_filters;
+    int64_t group = l->depthwise ? l->channels : 1;
+    wl_graph *g = wl_graph_new("layer", "scalesim");
+    int32_t x = wl_add_tensor(g, "x", WL_TENSOR_INPUT, WL_DTYPE_I8, 4,
+                              (int64_t[]){1, l->channels, l->ifmap_h, l->ifmap_w}, NULL);
+    int32_t w = wl_add_tensor(g, "w", WL_TENSOR_WEIGHT, WL_DTYPE_I8, 4,
+                              (int64_t[]){out_channels, l->channels / group, l->filter_h,
+                                          l->filter_w},
+                              NULL);
+    int32_t y = wl_add_tensor(g, "y", WL_TENSOR_ACTIVATION, WL_DTYPE_I8, 4,
+                              (int64_t[]){1, out_channels, e, f}, NULL);
+    wl_attrs a;
+    wl_attrs_default(&a, WL_OP_CONV);
+    a.strides[0] = l->stride_h;
+    a.strides[1] = l->stride_w;
+    a.group = group;
+    int32_t op = wl_add_op(g, WL_OP_CONV, "conv", NULL, 2, (int32_t[]){x, w}, 1, &y, &a, NULL);
+    assert_true(op >= 0);
+    assert_int_equal(wl_op_problem(g, op, p, NULL), AS_OK);
+    wl_graph_free(g);
+}
+
+/*
+ * The cost model on a systolic architecture gives SCALE-Sim's cycles: one
+ * rows x cols array under an unbounded DRAM that holds everything, all
+ * loops temporal, so the array runs the whole layer fold by fold.
+ */
+static void test_evaluate_matches_scalesim(void **state)
+{
+    (void)state;
+    FILE *f = fopen(RUNS_PATH, "r");
+    assert_non_null(f);
+    char line[512];
+    int n_runs = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        run r;
+        parse_run(line, &r);
+        wl_problem p;
+        layer_problem(&r, &p);
+        arch_spec a;
+        memset(&a, 0, sizeof a);
+        snprintf(a.name, sizeof a.name, "array%dx%d", r.rows, r.cols);
+        a.technology_nm = 45;
+        a.cycle_seconds = 1e-9;
+        a.n_levels = 1;
+        arch_level *dram = &a.level[0];
+        snprintf(dram->name, sizeof dram->name, "DRAM");
+        dram->cls = ARCH_CLASS_DRAM;
+        dram->word_bits = 8;
+        dram->block_size = dram->cluster_size = 1;
+        dram->instances = dram->mesh_x = dram->mesh_y = 1;
+        dram->multiple_buffering = 1;
+        a.compute.kind = ARCH_COMPUTE_SYSTOLIC;
+        a.compute.instances = a.compute.mesh_x = a.compute.mesh_y = 1;
+        a.compute.rows = r.rows;
+        a.compute.cols = r.cols;
+        a.compute.dataflow = parse_dataflow(r.dataflow);
+        a.compute.mac_bits = 8;
+        map_mapping m;
+        memset(&m, 0, sizeof m);
+        m.n_levels = 1;
+        for (int d = 0; d < WL_NDIMS; d++) {
+            m.level[0].temporal[d] = p.bound[d];
+            m.level[0].temporal_order[d] = (uint8_t)d;
+            m.level[0].spatial[d] = 1;
+            m.level[0].spatial_order[d] = (uint8_t)d;
+        }
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            m.level[0].keep[ds] = true;
+        map_eval e;
+        map_evaluate(&a, &p, &m, &e);
+        if (e.validity != MAP_VALID)
+            fail_msg("%s: %s", r.id, e.reason);
+        if (e.cycles != r.expect_cycles)
+            fail_msg("%s: map_evaluate gives %lld cycles, SCALE-Sim reported %lld", r.id,
+                     (long long)e.cycles, (long long)r.expect_cycles);
+        n_runs++;
+    }
+    fclose(f);
+    assert_int_equal(n_runs, 21);
+}
+
 /*
  * Non-square arrays, worked by hand from FORMULAS.md section 4, so that
  * swapping rows and columns, or OS's fill for WS's, shows.  GEMM
@@ -195,6 +287,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalesim_runs),
+        cmocka_unit_test(test_evaluate_matches_scalesim),
         cmocka_unit_test(test_non_square),
         cmocka_unit_test(test_output_size),
         cmocka_unit_test(test_bad_arguments),

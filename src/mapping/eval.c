@@ -332,7 +332,9 @@ static void store_counts(const nest *n, int ds, bool read_write, int n_levels,
 
 /* Cycles of the compute units: one temporal iteration per cycle for MAC
  * units; for systolic arrays SCALE-Sim's fold model over the GEMM each
- * array runs (the problem divided by the spatial factors). */
+ * array runs (the problem divided by the spatial factors): rows N*P*Q,
+ * columns M, reduction C*R*S, once per group, the groups one after another
+ * as SCALE-Sim runs a depthwise layer channel by channel. */
 static int64_t compute_cycles(const arch_spec *a, const wl_problem *p, const map_mapping *m,
                               const nest *n)
 {
@@ -345,10 +347,11 @@ static int64_t compute_cycles(const arch_spec *a, const wl_problem *p, const map
             spread *= m->level[l].spatial[d];
         per_array[d] = (p->bound[d] < 1 ? 1 : p->bound[d]) / spread;
     }
-    int64_t gemm_m = per_array[WL_DIM_N] * per_array[WL_DIM_G] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
+    int64_t gemm_m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
     int64_t gemm_k = per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S];
-    return map_systolic_cycles(gemm_m, per_array[WL_DIM_M], gemm_k, a->compute.rows, a->compute.cols,
-                               a->compute.dataflow);
+    int64_t one_group = map_systolic_cycles(gemm_m, per_array[WL_DIM_M], gemm_k, a->compute.rows,
+                                            a->compute.cols, a->compute.dataflow);
+    return one_group < 0 ? one_group : per_array[WL_DIM_G] * one_group;
 }
 
 /* Cycles a level needs at its bandwidths (BufferLevel::ComputePerformance):
