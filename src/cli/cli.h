@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "mapping/mapping.h"
 #include "workload/workload.h"
 
 /* Exit statuses of the program. */
@@ -43,6 +44,14 @@ void cli_json_double_field(cli_json *j, const char *key, double v);
 void cli_json_bool_field(cli_json *j, const char *key, bool v);
 /* A shape as an array of integers. */
 void cli_json_shape(cli_json *j, const wl_tensor *t);
+
+/* Evaluations and mappings (report.c), shared by eval and map.  dim_names
+ * may be NULL (the slots' own names N, G, C, M, P, Q, R, S). */
+void cli_print_eval(const arch_spec *a, const map_eval *e);
+void cli_json_eval_members(cli_json *j, const arch_spec *a, const map_eval *e);
+void cli_print_mapping(const arch_spec *a, const char (*dim_names)[16], const map_mapping *m);
+void cli_json_mapping(cli_json *j, const arch_spec *a, const char (*dim_names)[16],
+                      const map_mapping *m);
 
 /* Subcommands: argc/argv start after the subcommand word. */
 int cli_zoo(int argc, char **argv);

@@ -16,75 +16,14 @@ static const char eval_usage[] =
     "Evaluate the mapping of a timeloop-model input (architecture, problem, mapping) with\n"
     "accelsearch's cost model; ERT/ART give the energy and area tables (default: built-in).\n";
 
-static const char *const ds_names[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
-
-/* ------------------------------------------------------------------ eval */
-
-static void print_eval_table(const map_timeloop_case *c, const map_eval *e)
-{
-    printf("%-22s %-8s %10s %14s %14s %14s %12s %16s\n", "level", "space", "instances", "reads",
-           "fills", "updates", "tile", "energy pJ");
-    for (int i = 0; i < e->n_levels; i++) {
-        const map_level_stats *l = &e->level[i];
-        for (int d = 0; d < WL_NDATASPACES; d++) {
-            if (!l->keeps[d])
-                continue;
-            const map_ds_stats *s = &l->ds[d];
-            printf("%-22s %-8s %10lld %14lld %14lld %14lld %12lld %16.6f\n", c->arch.level[i].name,
-                   ds_names[d], (long long)s->utilized_instances, (long long)s->reads,
-                   (long long)s->fills, (long long)s->updates, (long long)s->tile_words,
-                   s->energy_pJ);
-        }
-    }
-    printf("\n%-16s %lld\n", "MACs", (long long)e->macs);
-    printf("%-16s %lld\n", "cycles", (long long)e->cycles);
-    printf("%-16s %.6f pJ (%.4f pJ/MAC)\n", "energy", e->energy_pJ,
-           e->macs ? e->energy_pJ / (double)e->macs : 0.0);
-    printf("%-16s %.2f %%\n", "utilization", 100.0 * e->utilization);
-    printf("%-16s %.6g J*cycle\n", "EDP", e->edp_J_cycle);
-}
-
-static void print_eval_json(const map_timeloop_case *c, const map_eval *e, double per_second)
+static void print_eval_json(const arch_spec *a, const map_eval *e, double per_second)
 {
     cli_json j;
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
-    cli_json_string_field(&j, "status", map_validity_name(e->validity));
-    if (e->validity != MAP_VALID) {
-        cli_json_string_field(&j, "reason", e->reason);
-    }
-    cli_json_int_field(&j, "macs", e->macs);
-    cli_json_int_field(&j, "cycles", e->cycles);
-    cli_json_double_field(&j, "energy_pJ", e->energy_pJ);
-    cli_json_double_field(&j, "utilization", e->utilization);
-    cli_json_double_field(&j, "edp_J_cycle", e->edp_J_cycle);
-    if (per_second > 0) {
+    cli_json_eval_members(&j, a, e);
+    if (per_second > 0)
         cli_json_double_field(&j, "evaluations_per_second", per_second);
-    }
-    cli_json_key(&j, "levels");
-    cli_json_begin_array(&j);
-    for (int i = 0; i < e->n_levels; i++) {
-        const map_level_stats *l = &e->level[i];
-        cli_json_begin_object(&j);
-        cli_json_string_field(&j, "name", c->arch.level[i].name);
-        cli_json_int_field(&j, "instances_utilized", l->utilized_instances);
-        cli_json_double_field(&j, "energy_pJ", l->energy_pJ);
-        for (int d = 0; d < WL_NDATASPACES; d++) {
-            if (!l->keeps[d])
-                continue;
-            const map_ds_stats *s = &l->ds[d];
-            cli_json_key(&j, ds_names[d]);
-            cli_json_begin_object(&j);
-            cli_json_int_field(&j, "reads", s->reads);
-            cli_json_int_field(&j, "fills", s->fills);
-            cli_json_int_field(&j, "updates", s->updates);
-            cli_json_int_field(&j, "tile_words", s->tile_words);
-            cli_json_double_field(&j, "energy_pJ", s->energy_pJ);
-            cli_json_end_object(&j);
-        }
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
     cli_json_end_object(&j);
 }
 
@@ -146,12 +85,14 @@ int cli_eval(int argc, char **argv)
     }
     int rc = CLI_EXIT_OK;
     if (json)
-        print_eval_json(c, e, per_second);
+        print_eval_json(&c->arch, e, per_second);
     if (e->validity != MAP_VALID) {
         fprintf(stderr, "accelsearch: %s: the mapping is not valid: %s\n", files[0], e->reason);
         rc = CLI_EXIT_USAGE;
     } else if (!json) {
-        print_eval_table(c, e);
+        cli_print_mapping(&c->arch, c->dim_names, &c->mapping);
+        putchar('\n');
+        cli_print_eval(&c->arch, e);
         if (per_second > 0)
             printf("%-16s %.0f\n", "evaluations/s", per_second);
     }
