@@ -38,6 +38,34 @@ typedef struct arch_energy {
     double leak_pJ; /* per cycle, per instance */
 } arch_energy;
 
+/* Whether a level holds a data space: the mapper's choice, or forced. */
+typedef enum arch_keep {
+    ARCH_KEEP_FREE = 0,
+    ARCH_KEEP_ALWAYS,
+    ARCH_KEEP_NEVER, /* bypassed: accelsearch's `keep:` list leaves it out */
+} arch_keep;
+
+/*
+ * Mapping constraints of one level: what a mapper may choose there
+ * (Timeloop's architecture_constraints, and the `constraints:` of
+ * accelsearch's own format).  Dimensions are problem slots (wl_dim); a
+ * Timeloop input's names are mapped to slots as its problem's are.  All
+ * zero means unconstrained.
+ */
+typedef struct arch_constraints {
+    int64_t temporal_factor[WL_NDIMS]; /* 0 = free, else the factor is fixed */
+    int64_t temporal_max[WL_NDIMS];    /* 0 = unbounded, else an upper bound */
+    int n_temporal_order;              /* the first n dims of temporal_order, innermost */
+    uint8_t temporal_order[WL_NDIMS];  /*   first, are fixed; the others are free */
+    int64_t spatial_factor[WL_NDIMS];  /* 0 = free, else fixed (1 forbids unrolling it) */
+    int n_spatial_order;
+    uint8_t spatial_order[WL_NDIMS];
+    bool spatial_split_fixed;
+    int spatial_split;                 /* when fixed: spatial_order[0 .. split) unroll on X */
+    double min_spatial_utilization;    /* 0..1: used children / fanout must reach it */
+    arch_keep keep[WL_NDATASPACES];
+} arch_constraints;
+
 typedef struct arch_level {
     char name[ARCH_NAME_BYTES];
     arch_class cls;
@@ -52,9 +80,6 @@ typedef struct arch_level {
     int64_t instances;   /* mesh_x * mesh_y */
     int mesh_x, mesh_y;
     double multiple_buffering;
-    /* Data spaces this level can never hold: a mapping must bypass them
-     * here (accelsearch's YAML `keep:` list).  All false = may keep any. */
-    bool bypass[WL_NDATASPACES];
     /* Bandwidth per instance in words per cycle; 0 = unlimited. */
     double read_bandwidth;
     double write_bandwidth;
@@ -65,6 +90,7 @@ typedef struct arch_level {
     bool multicast;      /* one parent read may feed several children */
     bool spatial_reduction;
     double hop_pJ;       /* per word per hop; 0 = wires not costed */
+    arch_constraints constraints;
 } arch_level;
 
 typedef enum arch_compute_kind {
@@ -182,6 +208,10 @@ const arch_preset *arch_presets(int *count);
 const arch_preset *arch_preset_find(const char *name);
 
 /* ----------------------------------------------------------------- files */
+
+/* Write a in accelsearch's YAML format, so that arch_load reads back the
+ * same spec (presets become editable files). */
+as_code arch_save(const arch_spec *a, const char *path, as_status *st);
 
 /* Load an architecture: a preset name, or a YAML file in accelsearch's
  * own format (documented in docs/arch-format.md).  Strict: unknown keys,

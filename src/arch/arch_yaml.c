@@ -1,19 +1,31 @@
 /*
- * arch_yaml.c -- arch_load: a built-in preset by name, or an architecture
- * written in accelsearch's own YAML format (docs/arch-format.md).
+ * arch_yaml.c -- accelsearch's own YAML format (docs/arch-format.md):
+ * arch_load reads a built-in preset by name or a file, arch_save writes a
+ * spec so that arch_load reads back the very same struct.
  *
  * The reader is strict.  Every mapping's keys are checked against what its
- * kind allows (a dummy level has no size, a MAC unit no rows), every value
+ * kind allows (a dummy level has no split, a MAC unit no rows), every value
  * is type- and range-checked where it is read, and every message names the
  * file, the line and the key path ("arch.yaml:12: levels[1].size: ...").
  * Numeric keys are read through tables (struct field) that put each key's
- * range and destination in one place.  Energies and areas left out are
- * then filled from the technology tables (arch_apply_tables) and the whole
- * design must pass arch_validate, whose checks are not repeated here.
+ * range and destination in one place; the writer walks the same tables.
+ * Energies and areas the file leaves out are then filled from the
+ * technology tables; the whole design must pass arch_validate, whose
+ * checks are not repeated here.
+ *
+ * Round trip.  The writer gives every key whose value differs from what
+ * the reader assumes when the key is absent -- the same defaults, from the
+ * same functions -- and leaves out the energies and areas that the tables
+ * would fill in with the identical double (so that a preset written out
+ * and then edited keeps following the tables).  Reals are written with
+ * the fewest digits that read back to the same double.
  */
 #include "arch.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { KEY_BYTES = 96, LIST_BYTES = 160 };
@@ -174,7 +186,8 @@ static as_code read_field_map(const reader *r, const as_yaml_node *map, const ch
 }
 
 /* The text of the scalar under key, copied into dst (bytes, NUL
- * included); absent keys leave dst as it is. */
+ * included, zero-filled behind it so that equal names are equal arrays);
+ * absent keys leave dst as it is. */
 static as_code read_string(const reader *r, const as_yaml_node *map, const char *key, char *dst,
                            size_t bytes)
 {
@@ -186,7 +199,8 @@ static as_code read_string(const reader *r, const as_yaml_node *map, const char 
     if (strlen(node->scalar) >= bytes)
         return fail_at(r, node, key, "'%.40s...' is longer than %zu characters", node->scalar,
                        bytes - 1);
-    memcpy(dst, node->scalar, strlen(node->scalar) + 1);
+    memset(dst, 0, bytes); /* no bytes of a default name left behind the NUL */
+    memcpy(dst, node->scalar, strlen(node->scalar));
     return AS_OK;
 }
 
@@ -295,41 +309,68 @@ static as_code read_instances(const reader *r, const as_yaml_node *map, int64_t 
 /* Data-space names in the format, indexed by wl_dataspace_id. */
 static const char *const DATASPACE_NAMES[] = {"weights", "inputs", "outputs", NULL};
 
-/* keep: [weights, inputs, outputs] -- the data spaces the level may hold;
- * every other one is bypassed.  Absent: the level may keep any. */
-static as_code read_keep(const reader *r, const as_yaml_node *map, arch_level *lv)
+/* A list of data spaces under key, e.g. [weights, outputs], into listed
+ * (indexed by wl_dataspace_id); each at most once. */
+static as_code read_dataspaces(const reader *r, const as_yaml_node *list, const char *key,
+                               bool listed[WL_NDATASPACES])
 {
-    const as_yaml_node *keep = as_yaml_get(map, "keep");
-    if (!keep)
-        return AS_OK;
-    if (keep->kind != AS_YAML_SEQUENCE)
-        return fail_at(r, keep, "keep", "expected a list of data spaces, e.g. [weights, outputs]");
-    bool kept[WL_NDATASPACES] = {false};
-    for (int i = 0; i < keep->n; i++) {
-        int ds;
-        if (read_choice(r, keep->items[i], "keep", DATASPACE_NAMES, &ds))
-            return r->st->code;
-        if (kept[ds])
-            return fail_at(r, keep->items[i], "keep", "'%s' is listed twice", DATASPACE_NAMES[ds]);
-        kept[ds] = true;
-    }
+    if (list->kind != AS_YAML_SEQUENCE)
+        return fail_at(r, list, key, "expected a list of data spaces, e.g. [weights, outputs]");
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        lv->bypass[ds] = !kept[ds];
+        listed[ds] = false;
+    for (int i = 0; i < list->n; i++) {
+        int ds;
+        if (read_choice(r, list->items[i], key, DATASPACE_NAMES, &ds))
+            return r->st->code;
+        if (listed[ds])
+            return fail_at(r, list->items[i], key, "'%s' is listed twice", DATASPACE_NAMES[ds]);
+        listed[ds] = true;
+    }
     return AS_OK;
 }
 
+/* keep: [weights, inputs, outputs] -- the data spaces the level may hold;
+ * every other one is bypassed (ARCH_KEEP_NEVER; this list is the only way
+ * to say so).  Absent: the level may keep any. */
+static as_code read_keep(const reader *r, const as_yaml_node *map, arch_level *lv)
+{
+    const as_yaml_node *keep = as_yaml_get(map, "keep");
+    bool kept[WL_NDATASPACES];
+    if (!keep)
+        return AS_OK;
+    if (read_dataspaces(r, keep, "keep", kept))
+        return r->st->code;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        lv->constraints.keep[ds] = kept[ds] ? ARCH_KEEP_FREE : ARCH_KEEP_NEVER;
+    return AS_OK;
+}
+
+/* Whether lv's capacity is split per data space. */
+static bool is_split(const arch_level *lv)
+{
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        if (lv->size_words_by_ds[ds])
+            return true;
+    return false;
+}
+
 /*
- * The capacity of a storage level: size (one capacity shared by every
- * data space) or split (a capacity per data space, as FAST's per-data-space
- * L1 sizes; a data space left out of the split cannot be held there and
- * must not be in keep).  Exactly one of the two.
+ * The capacity of a level: size (one capacity shared by every data space)
+ * or split (a capacity per data space, as FAST's per-data-space L1 sizes).
+ * A data space left out of a split has no room at the level, so a mapping
+ * cannot keep it there; the split leaves its keep alone (the presets' way)
+ * but refuses a keep list that names it.  Storage levels need exactly one
+ * of the two; the dram and dummies (whose keys exclude split) may give a
+ * size or be unbounded.
  */
 static as_code read_capacity(const reader *r, const as_yaml_node *map, arch_level *lv)
 {
     const as_yaml_node *size = as_yaml_get(map, "size"), *split = as_yaml_get(map, "split");
-    if (!size == !split)
-        return fail_at(r, size ? size : map, size ? "size" : "",
-                       size ? "give size or split, not both" : "missing key 'size' (or 'split')");
+    bool storage = lv->cls == ARCH_CLASS_SRAM || lv->cls == ARCH_CLASS_REGFILE;
+    if (size && split)
+        return fail_at(r, size, "size", "give size or split, not both");
+    if (!size && !split)
+        return storage ? fail_at(r, map, "", "missing key 'size' (or 'split')") : AS_OK;
     if (size)
         return read_size_words(r, size, "size", lv->word_bits, &lv->size_words);
     if (expect_mapping(r, split, "split"))
@@ -341,10 +382,9 @@ static as_code read_capacity(const reader *r, const as_yaml_node *map, arch_leve
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         const as_yaml_node *part = as_yaml_get(split, DATASPACE_NAMES[ds]);
         if (!part) {
-            if (!lv->bypass[ds] && as_yaml_get(map, "keep"))
+            if (lv->constraints.keep[ds] != ARCH_KEEP_NEVER && as_yaml_get(map, "keep"))
                 return fail_at(r, split, "split", "keeps %s but gives it no capacity",
                                DATASPACE_NAMES[ds]);
-            lv->bypass[ds] = true;
             continue;
         }
         if (read_size_words(&in, part, DATASPACE_NAMES[ds], lv->word_bits,
@@ -393,16 +433,18 @@ static const field DRAM_FIELDS[] = {
 };
 
 /* Level kinds, indexed by arch_class, with the keys each allows and
- * needs.  A dummy only spreads data over its instances; the DRAM is one
- * unbounded instance keeping everything, with a bandwidth in GB/s. */
+ * needs.  Every kind takes the physical keys of a level (Timeloop's DRAM
+ * and dummy containers have word widths, blocks and bandwidths too); only
+ * on-chip storage takes split and keep, only the DRAM its type and
+ * bandwidth in GB/s. */
 static const char *const LEVEL_KIND_NAMES[] = {"dram", "sram", "regfile", "dummy", NULL};
-static const char *const STORAGE_KEYS[] = {
-    "name", "kind", "size", "split", "word_bits", "block", "cluster", "instances", "mesh", "keep",
-    "multiple_buffering", "bandwidth", "energy", "area_um2", "network", NULL};
-static const char *const DRAM_KEYS[] = {"name", "kind", "type", "channels", "bandwidth_GBps",
-                                        "energy_pJ_per_bit", "word_bits", "block", "energy",
-                                        "network", NULL};
-static const char *const DUMMY_KEYS[] = {"name", "kind", "instances", "mesh", "network", NULL};
+#define COMMON_LEVEL_KEYS                                                                          \
+    "name", "kind", "size", "word_bits", "block", "cluster", "instances", "mesh",                   \
+        "multiple_buffering", "bandwidth", "energy", "area_um2", "network", "constraints"
+static const char *const STORAGE_KEYS[] = {COMMON_LEVEL_KEYS, "split", "keep", NULL};
+static const char *const DRAM_KEYS[] = {COMMON_LEVEL_KEYS, "type", "channels", "bandwidth_GBps",
+                                        "energy_pJ_per_bit", NULL};
+static const char *const DUMMY_KEYS[] = {COMMON_LEVEL_KEYS, NULL};
 static const char *const *const LEVEL_KEYS[] = {
     [ARCH_CLASS_DRAM] = DRAM_KEYS,
     [ARCH_CLASS_SRAM] = STORAGE_KEYS,
@@ -410,38 +452,61 @@ static const char *const *const LEVEL_KEYS[] = {
     [ARCH_CLASS_DUMMY] = DUMMY_KEYS,
 };
 static const char *const NAME_REQUIRED[] = {"name", NULL};
-static const char *const DRAM_REQUIRED[] = {"name", "type", NULL};
 static const char *const *const LEVEL_REQUIRED[] = {
-    [ARCH_CLASS_DRAM] = DRAM_REQUIRED,
+    [ARCH_CLASS_DRAM] = NAME_REQUIRED,
     [ARCH_CLASS_SRAM] = NAME_REQUIRED,
     [ARCH_CLASS_REGFILE] = NAME_REQUIRED,
     [ARCH_CLASS_DUMMY] = NAME_REQUIRED,
 };
 
+/* Words per cycle a DRAM of GBps (all channels) moves at the design's
+ * clock.  The expression, operation for operation, is presets.c's
+ * (add_dram), so that a preset written out reads back to the same double. */
+static double dram_words_per_cycle(double GBps, int word_bits, double cycle_seconds)
+{
+    return GBps * 1e9 * 8 / word_bits * cycle_seconds;
+}
+
+/* Defaults of the DRAM's own keys: one channel, unlimited bandwidth, the
+ * energy per bit not given (NaN: the table's for the type). */
+static void dram_defaults(arch_dram *dram)
+{
+    memset(dram, 0, sizeof *dram);
+    dram->channels = 1;
+    dram->energy_pJ_per_bit = NAN;
+}
+
 /*
- * The DRAM's keys: its type and channels (default 1), its bandwidth -- total over the
- * channels, in GB/s, turned into the level's shared bandwidth in words per
- * cycle at the design's clock (0: unlimited) -- and its energy per bit
- * (absent: the table's for the type, which the table must know).
+ * The DRAM's keys: its type (which the energy table must know; without
+ * one, the file must give the DRAM's energy itself), channels, energy per
+ * bit, and bandwidth -- total over the channels, in GB/s,
+ * turned into the level's shared bandwidth in words per cycle at the
+ * design's clock (0: unlimited), unless bandwidth.shared gives that
+ * directly (it wins: Timeloop's DRAMs state words per cycle).
  */
 static as_code read_dram(const reader *r, const as_yaml_node *map, double cycle_seconds,
                          arch_level *lv, arch_dram *dram)
 {
-    dram->channels = 1;
+    const as_yaml_node *type = as_yaml_get(map, "type");
     if (read_string(r, map, "type", dram->type, sizeof dram->type) ||
         read_fields(r, map, DRAM_FIELDS, dram))
         return r->st->code;
-    if (arch_dram_pJ_per_bit(dram->type) < 0)
-        return fail_at(r, as_yaml_get(map, "type"), "type",
-                       "'%s' is not in the DRAM energy table", dram->type);
-    lv->shared_bandwidth = dram->bandwidth_GBps * 1e9 * 8 * cycle_seconds / lv->word_bits;
+    if (type && arch_dram_pJ_per_bit(dram->type) < 0)
+        return fail_at(r, type, "type", "'%s' is not in the DRAM energy table", dram->type);
+    if (!type && !as_yaml_get(map, "energy_pJ_per_bit") && !as_yaml_get(map, "energy"))
+        return fail_at(r, map, "", "missing key 'type' (or, for a DRAM the energy table does not "
+                       "know, 'energy_pJ_per_bit' or 'energy')");
+    if (!as_yaml_get(as_yaml_get(map, "bandwidth"), "shared"))
+        lv->shared_bandwidth =
+            dram_words_per_cycle(dram->bandwidth_GBps, lv->word_bits, cycle_seconds);
     return AS_OK;
 }
 
 /* Defaults of a level of class cls before its keys are read: one
  * instance, words as wide as the MACs' operands, unlimited bandwidth, a
  * network with multicast and spatial reduction (Timeloop's legacy
- * network), and a dummy keeping nothing. */
+ * network), no constraints, a dummy keeping nothing, and energies, area
+ * and hop energy not given (NaN: filled from the tables after reading). */
 static void level_defaults(arch_level *lv, arch_class cls, int mac_bits)
 {
     memset(lv, 0, sizeof *lv);
@@ -452,13 +517,165 @@ static void level_defaults(arch_level *lv, arch_class cls, int mac_bits)
     lv->instances = lv->mesh_x = lv->mesh_y = 1;
     lv->multiple_buffering = 1;
     lv->multicast = lv->spatial_reduction = true;
+    lv->energy.read_pJ = lv->energy.fill_pJ = lv->energy.update_pJ = lv->energy.leak_pJ = NAN;
+    lv->area_um2 = lv->hop_pJ = NAN;
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        lv->bypass[ds] = cls == ARCH_CLASS_DUMMY;
+        lv->constraints.keep[ds] = cls == ARCH_CLASS_DUMMY ? ARCH_KEEP_NEVER : ARCH_KEEP_FREE;
+}
+
+/* --------------------------------------------------------- constraints */
+
+/* Keys of a level's constraints: block (arch_constraints). */
+static const char *const CONSTRAINT_KEYS[] = {
+    "temporal_factors", "temporal_max",  "temporal_order",          "spatial_factors",
+    "spatial_order",    "spatial_split", "min_spatial_utilization", "keep",
+    NULL};
+static const field CONSTRAINT_FIELDS[] = {
+    {"spatial_split", FIELD_INT, offsetof(arch_constraints, spatial_split), 0, WL_NDIMS},
+    {"min_spatial_utilization", FIELD_DOUBLE,
+     offsetof(arch_constraints, min_spatial_utilization), 0, 1},
+    {NULL, 0, 0, 0, 0},
+};
+
+/* The problem slot a dimension name stands for: N, G, C, M, P, Q, R, S as
+ * wl_dim_name spells them, and Timeloop's K for M (output channels). */
+static bool dim_of(const char *name, int *dim)
+{
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (strcmp(name, wl_dim_name((wl_dim)d)) == 0) {
+            *dim = d;
+            return true;
+        }
+    *dim = WL_DIM_M;
+    return strcmp(name, "K") == 0;
+}
+
+/* The dimension named by a scalar node (key names the list or map). */
+static as_code read_dim(const reader *r, const as_yaml_node *node, const char *name,
+                        const char *key, int *dim)
+{
+    if (node->kind == AS_YAML_SCALAR && dim_of(name, dim))
+        return AS_OK;
+    return fail_at(r, node, key, "unknown dimension '%.20s' (expected N, G, C, M, P, Q, R, S; K "
+                   "for M)", node->kind == AS_YAML_SCALAR ? name : "(not a scalar)");
+}
+
+/* A map from dimensions to factors under key, e.g. {R: 3, S: 3}, into
+ * factor[] (dims left out keep 0: free); each dimension once. */
+static as_code read_dim_factors(const reader *r, const as_yaml_node *map, const char *key,
+                                int64_t factor[WL_NDIMS])
+{
+    const as_yaml_node *sub = as_yaml_get(map, key);
+    if (!sub)
+        return AS_OK;
+    if (expect_mapping(r, sub, key))
+        return r->st->code;
+    reader in = inner_reader(r, key, -1);
+    for (int i = 0; i < sub->n; i++) {
+        field f = {sub->keys[i], FIELD_I64, 0, 1, 1e12};
+        int d;
+        if (read_dim(&in, sub->items[i], sub->keys[i], sub->keys[i], &d))
+            return r->st->code;
+        if (factor[d])
+            return fail_at(&in, sub->items[i], sub->keys[i], "%s is given twice (K is M)",
+                           wl_dim_name((wl_dim)d));
+        if (read_field(&in, sub->items[i], &f, &factor[d]))
+            return r->st->code;
+    }
+    return AS_OK;
+}
+
+/* A list of distinct dimensions under key, e.g. [R, S, C], into order[]
+ * and *n. */
+static as_code read_dim_order(const reader *r, const as_yaml_node *map, const char *key,
+                              uint8_t order[WL_NDIMS], int *n)
+{
+    const as_yaml_node *list = as_yaml_get(map, key);
+    bool seen[WL_NDIMS] = {false};
+    if (!list)
+        return AS_OK;
+    if (list->kind != AS_YAML_SEQUENCE)
+        return fail_at(r, list, key, "expected a list of dimensions, e.g. [R, S, C]");
+    for (int i = 0; i < list->n; i++) {
+        const as_yaml_node *item = list->items[i];
+        int d;
+        if (read_dim(r, item, item->scalar, key, &d))
+            return r->st->code;
+        if (seen[d])
+            return fail_at(r, item, key, "%s is listed twice (K is M)", wl_dim_name((wl_dim)d));
+        seen[d] = true;
+        order[(*n)++] = (uint8_t)d;
+    }
+    return AS_OK;
+}
+
+/* constraints.keep: the data spaces a mapping must keep at the level
+ * (ARCH_KEEP_ALWAYS; this list is the only way to say so).  Each must be
+ * one the level may hold: not left out of its keep list or its split, and
+ * never at a dummy. */
+static as_code read_keep_always(const reader *r, const as_yaml_node *map, arch_level *lv)
+{
+    const as_yaml_node *keep = as_yaml_get(map, "keep");
+    bool always[WL_NDATASPACES];
+    if (!keep)
+        return AS_OK;
+    if (read_dataspaces(r, keep, "keep", always))
+        return r->st->code;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        if (!always[ds])
+            continue;
+        if (lv->constraints.keep[ds] == ARCH_KEEP_NEVER ||
+            (is_split(lv) && !lv->size_words_by_ds[ds]))
+            return fail_at(r, keep, "keep", "%s cannot be kept at this level (%s)",
+                           DATASPACE_NAMES[ds],
+                           lv->cls == ARCH_CLASS_DUMMY ? "a dummy keeps nothing"
+                                                       : "see the level's keep and split");
+        lv->constraints.keep[ds] = ARCH_KEEP_ALWAYS;
+    }
+    return AS_OK;
+}
+
+/*
+ * A level's constraints: what a mapper may choose there.  Fixed and
+ * bounded temporal factors, a fixed prefix of the temporal order
+ * (innermost first), fixed spatial factors, a spatial order and the split
+ * of it between X and Y, a spatial utilisation floor, and data spaces that
+ * must be kept.  A fixed factor above its bound cannot be met; a split
+ * beyond the spatial order it cuts names no dimension.
+ */
+static as_code read_constraints(const reader *r, const as_yaml_node *map, arch_level *lv)
+{
+    const as_yaml_node *node = as_yaml_get(map, "constraints");
+    arch_constraints *c = &lv->constraints;
+    if (!node)
+        return AS_OK;
+    if (expect_mapping(r, node, "constraints"))
+        return r->st->code;
+    reader in = inner_reader(r, "constraints", -1);
+    if (check_keys(&in, node, CONSTRAINT_KEYS) ||
+        read_dim_factors(&in, node, "temporal_factors", c->temporal_factor) ||
+        read_dim_factors(&in, node, "temporal_max", c->temporal_max) ||
+        read_dim_order(&in, node, "temporal_order", c->temporal_order, &c->n_temporal_order) ||
+        read_dim_factors(&in, node, "spatial_factors", c->spatial_factor) ||
+        read_dim_order(&in, node, "spatial_order", c->spatial_order, &c->n_spatial_order) ||
+        read_fields(&in, node, CONSTRAINT_FIELDS, c) || read_keep_always(&in, node, lv))
+        return r->st->code;
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (c->temporal_max[d] && c->temporal_factor[d] > c->temporal_max[d])
+            return fail_at(&in, as_yaml_get(node, "temporal_factors"), "temporal_factors",
+                           "%s = %lld exceeds its temporal_max %lld", wl_dim_name((wl_dim)d),
+                           (long long)c->temporal_factor[d], (long long)c->temporal_max[d]);
+    const as_yaml_node *split = as_yaml_get(node, "spatial_split");
+    c->spatial_split_fixed = split != NULL;
+    if (split && c->n_spatial_order && c->spatial_split > c->n_spatial_order)
+        return fail_at(&in, split, "spatial_split", "%d exceeds the %d dimensions of spatial_order",
+                       c->spatial_split, c->n_spatial_order);
+    return AS_OK;
 }
 
 /* One item of levels: its kind first (it decides the keys allowed), then
  * the keys in an order where each finds what it depends on (a capacity in
- * bytes needs word_bits). */
+ * bytes needs word_bits, a split or keep list the constraints' keep). */
 static as_code read_level(const reader *r, const as_yaml_node *map, arch_spec *a, arch_level *lv)
 {
     const as_yaml_node *kind = as_yaml_get(map, "kind");
@@ -476,20 +693,17 @@ static as_code read_level(const reader *r, const as_yaml_node *map, arch_spec *a
         read_field_map(r, map, "bandwidth", BANDWIDTH_FIELDS, lv) ||
         read_field_map(r, map, "energy", ENERGY_FIELDS, lv) ||
         read_field_map(r, map, "network", NETWORK_FIELDS, lv) ||
-        read_instances(r, map, &lv->instances, &lv->mesh_x, &lv->mesh_y))
+        read_instances(r, map, &lv->instances, &lv->mesh_x, &lv->mesh_y) ||
+        (lv->cls == ARCH_CLASS_DRAM && read_dram(r, map, a->cycle_seconds, lv, &a->dram)) ||
+        read_keep(r, map, lv) || read_capacity(r, map, lv) || read_constraints(r, map, lv))
         return r->st->code;
-    if (lv->cls == ARCH_CLASS_DRAM)
-        return read_dram(r, map, a->cycle_seconds, lv, &a->dram);
-    if (lv->cls == ARCH_CLASS_DUMMY)
-        return AS_OK;
-    if (read_keep(r, map, lv))
-        return r->st->code;
-    return read_capacity(r, map, lv);
+    return AS_OK;
 }
 
 /*
- * levels: innermost first, 1 to ARCH_MAX_LEVELS of them, names unique,
- * and the DRAM (the backing store) last and only last.
+ * levels: innermost first, 1 to ARCH_MAX_LEVELS of them, names unique.
+ * The last is the backing store: the dram, if any, is there and nowhere
+ * else (an on-chip backing store is Timeloop's outermost SRAM).
  */
 static as_code read_levels(const reader *r, const as_yaml_node *levels, arch_spec *a)
 {
@@ -507,11 +721,9 @@ static as_code read_levels(const reader *r, const as_yaml_node *levels, arch_spe
             if (strcmp(a->level[j].name, lv->name) == 0)
                 return fail_at(&in, as_yaml_get(item, "name"), "name",
                                "'%s' already names levels[%d]", lv->name, j);
-        bool last = i == levels->n - 1;
-        if ((lv->cls == ARCH_CLASS_DRAM) != last)
+        if (lv->cls == ARCH_CLASS_DRAM && i != levels->n - 1)
             return fail_at(&in, as_yaml_get(item, "kind"), "kind",
-                           last ? "the last level (the backing store) must be the dram"
-                                : "the dram must be the last level (levels are innermost first)");
+                           "the dram must be the last level (levels are innermost first)");
     }
     return AS_OK;
 }
@@ -547,6 +759,21 @@ static const field COMPUTE_FIELDS[] = {
     {NULL, 0, 0, 0, 0},
 };
 
+/* Defaults of a compute unit of kind k: one 1 x 1 instance named after
+ * its kind, integer operands, output stationary, energy and area not
+ * given (NaN: from the tables). */
+static void compute_defaults(arch_compute *c, arch_compute_kind k)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = k;
+    c->instances = c->mesh_x = c->mesh_y = 1;
+    c->rows = c->cols = 1;
+    c->dataflow = ARCH_DATAFLOW_OS;
+    c->mac_number = ARCH_NUMBER_INT;
+    c->mac_pJ = c->area_um2 = NAN;
+    snprintf(c->name, sizeof c->name, "%s", COMPUTE_KIND_NAMES[k]);
+}
+
 /* An enumerated key of map (absent: *value keeps its default). */
 static as_code read_optional_choice(const reader *r, const as_yaml_node *map, const char *key,
                                     const char *const *names, int *value)
@@ -555,9 +782,9 @@ static as_code read_optional_choice(const reader *r, const as_yaml_node *map, co
     return node ? read_choice(r, node, key, names, value) : AS_OK;
 }
 
-/* compute: the kind first (it decides the keys), then the rest; the name
- * defaults to the kind's.  The MAC must be one the energy tables cover
- * (not fp12, nor a bf16 of other than 16 bits), as arch_validate wants. */
+/* compute: the kind first (it decides the keys), then the rest.  The MAC
+ * must be one the energy tables cover (not fp12, nor a bf16 of other than
+ * 16 bits), as arch_validate wants. */
 static as_code read_compute(const reader *top, const as_yaml_node *map, int node_nm,
                             arch_compute *c)
 {
@@ -570,11 +797,7 @@ static as_code read_compute(const reader *top, const as_yaml_node *map, int node
         return fail_at(&r, map, "", "missing key 'kind' (mac, systolic or vector)");
     if (read_choice(&r, kind, "kind", COMPUTE_KIND_NAMES, &k))
         return r.st->code;
-    memset(c, 0, sizeof *c);
-    c->kind = (arch_compute_kind)k;
-    c->instances = c->mesh_x = c->mesh_y = 1;
-    c->rows = c->cols = 1;
-    snprintf(c->name, sizeof c->name, "%s", COMPUTE_KIND_NAMES[k]);
+    compute_defaults(c, (arch_compute_kind)k);
     if (check_keys(&r, map, COMPUTE_KEYS_BY_KIND[k]) ||
         require_keys(&r, map, COMPUTE_REQUIRED_BY_KIND[k]) ||
         read_string(&r, map, "name", c->name, sizeof c->name) ||
@@ -594,37 +817,117 @@ static as_code read_compute(const reader *top, const as_yaml_node *map, int node
 
 /* ------------------------------------------------------------ document */
 
-static const char *const TOP_KEYS[] = {"name",         "technology_nm", "clock_MHz", "native_batch",
-                                       "compute",      "levels",        NULL};
-static const char *const TOP_REQUIRED[] = {"name",    "technology_nm", "clock_MHz",
-                                           "compute", "levels",        NULL};
+static const char *const TOP_KEYS[] = {"name",         "technology_nm", "clock_MHz", "cycle_seconds",
+                                       "native_batch", "compute",       "levels",    NULL};
+static const char *const TOP_REQUIRED[] = {"name", "technology_nm", "compute", "levels", NULL};
 static const field TOP_FIELDS[] = {
     {"technology_nm", FIELD_INT, offsetof(arch_spec, technology_nm), ARCH_NODE_MIN_NM,
      ARCH_NODE_MAX_NM},
     {"native_batch", FIELD_INT, offsetof(arch_spec, native_batch), 1, 1 << 20},
     {NULL, 0, 0, 0, 0},
 };
+/* The clock, given either way (exactly one): clock_MHz, or the period
+ * itself, which arch_save writes when no decimal clock_MHz gives back the
+ * period to the last bit. */
+static const field CLOCK_MHZ = {"clock_MHz", FIELD_DOUBLE, 0, 1e-3, 1e6};
+static const field CYCLE_SECONDS = {"cycle_seconds", FIELD_DOUBLE,
+                                    offsetof(arch_spec, cycle_seconds), 1e-12, 1e3};
+
+/* The clock period of a clock in MHz: 1 / Hz, as the presets compute it
+ * from their clock in Hz, so that a whole-Hz clock reads back exactly. */
+static double cycle_of_MHz(double clock_MHz)
+{
+    return 1.0 / (clock_MHz * 1e6);
+}
+
+/* The clock: clock_MHz or cycle_seconds, one of the two. */
+static as_code read_clock(const reader *r, const as_yaml_node *root, arch_spec *a)
+{
+    const as_yaml_node *MHz = as_yaml_get(root, "clock_MHz");
+    const as_yaml_node *period = as_yaml_get(root, "cycle_seconds");
+    double clock_MHz;
+    if (!MHz == !period)
+        return fail_at(r, MHz ? MHz : root, MHz ? "clock_MHz" : "",
+                       MHz ? "give clock_MHz or cycle_seconds, not both"
+                           : "missing key 'clock_MHz' (or 'cycle_seconds')");
+    if (period)
+        return read_field(r, period, &CYCLE_SECONDS, a);
+    if (read_field(r, MHz, &CLOCK_MHZ, &clock_MHz))
+        return r->st->code;
+    a->cycle_seconds = cycle_of_MHz(clock_MHz);
+    return AS_OK;
+}
 
 /* The whole document into a: the top keys, then compute (whose mac_bits
- * the levels' word_bits default to), then the levels. */
+ * the levels' word_bits default to), then the levels.  The DRAM's own
+ * keys take their defaults even when no level is the dram. */
 static as_code read_arch(const reader *r, const as_yaml_node *root, arch_spec *a)
 {
-    static const field CLOCK = {"clock_MHz", FIELD_DOUBLE, 0, 1e-3, 1e6};
-    double clock_MHz;
     if (!root)
         return as_fail(r->st, AS_EINVAL, "%s: empty document, expected an architecture",
                        r->doc->path);
     if (expect_mapping(r, root, "") || check_keys(r, root, TOP_KEYS) ||
         require_keys(r, root, TOP_REQUIRED) ||
         read_string(r, root, "name", a->name, sizeof a->name) ||
-        read_fields(r, root, TOP_FIELDS, a) ||
-        read_field(r, as_yaml_get(root, "clock_MHz"), &CLOCK, &clock_MHz))
+        read_fields(r, root, TOP_FIELDS, a) || read_clock(r, root, a))
         return r->st->code;
-    a->cycle_seconds = 1e-6 / clock_MHz;
     if (read_compute(r, as_yaml_get(root, "compute"), a->technology_nm, &a->compute))
         return r->st->code;
+    dram_defaults(&a->dram);
     return read_levels(r, as_yaml_get(root, "levels"), a);
 }
+
+/* ---------------------------------------------------- technology tables */
+
+/* Most energy and area values a spec can hold: the compute unit's two,
+ * the DRAM's energy per bit, six per level. */
+enum { TABLE_FIELDS_PER_LEVEL = 6, TABLE_FIELDS_MAX = 3 + TABLE_FIELDS_PER_LEVEL * ARCH_MAX_LEVELS };
+
+/* The values of a that arch_apply_tables fills when zero, as pointers in
+ * a fixed order; returns how many.  Reader and writer both go through
+ * this list, so a value is left out of a file exactly when reading fills
+ * it back. */
+static int table_fields(arch_spec *a, double *out[TABLE_FIELDS_MAX])
+{
+    int n = 0;
+    out[n++] = &a->compute.mac_pJ;
+    out[n++] = &a->compute.area_um2;
+    out[n++] = &a->dram.energy_pJ_per_bit;
+    for (int i = 0; i < a->n_levels; i++) {
+        arch_level *l = &a->level[i];
+        out[n++] = &l->energy.read_pJ;
+        out[n++] = &l->energy.fill_pJ;
+        out[n++] = &l->energy.update_pJ;
+        out[n++] = &l->energy.leak_pJ;
+        out[n++] = &l->area_um2;
+        out[n++] = &l->hop_pJ;
+    }
+    return n;
+}
+
+/*
+ * Fill the table values of a that are NaN (not given) from the technology
+ * tables; values given stay as given, 0 included (a file may say that a
+ * level leaks nothing or that its wires are not costed -- which a plain
+ * arch_apply_tables, filling every zero, would overrule).  The tables see
+ * the given non-zero values (a hop's length follows the areas below it).
+ */
+static void fill_from_tables(arch_spec *a)
+{
+    arch_spec filled = *a;
+    double *mine[TABLE_FIELDS_MAX], *theirs[TABLE_FIELDS_MAX];
+    int n = table_fields(a, mine);
+    table_fields(&filled, theirs);
+    for (int k = 0; k < n; k++)
+        if (isnan(*theirs[k]))
+            *theirs[k] = 0;
+    arch_apply_tables(&filled);
+    for (int k = 0; k < n; k++)
+        if (isnan(*mine[k]))
+            *mine[k] = *theirs[k];
+}
+
+/* ---------------------------------------------------------------- load */
 
 /* A name without a directory or an extension was most likely meant as a
  * preset: say so, and list the presets, rather than "cannot open". */
@@ -679,7 +982,7 @@ static as_code load_file(const char *path, arch_spec *out, as_status *st)
     reader r = {.doc = &doc, .st = st};
     as_code code = read_arch(&r, doc.root, &a);
     if (code == AS_OK) {
-        arch_apply_tables(&a);
+        fill_from_tables(&a);
         if (arch_validate(&a, &local))
             code = as_fail(st, local.code, "%s:%d: %s", path,
                            validate_line(doc.root, &a, local.message), local.message);
@@ -712,4 +1015,437 @@ as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st)
         return st->code;
     *out = a;
     return AS_OK;
+}
+
+/* ---------------------------------------------------------------- save */
+
+enum { TEXT_BYTES = 256 };
+
+/* The shortest "%.Ng" text (15 to 17 digits) that strtod reads back as
+ * exactly x: 12.8 stays "12.8", and every double survives the trip. */
+static void format_double(double x, char text[TEXT_BYTES])
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, TEXT_BYTES, "%.*g", digits, x);
+        if (strtod(text, NULL) == x)
+            return;
+    }
+}
+
+/* Whether two doubles are the same bits (0.0 and -0.0 differ; a NaN
+ * default differs from every value a valid spec holds). */
+static bool same_double(double x, double y)
+{
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Whether text can be written as a plain YAML scalar that reads back as
+ * itself: a letter, digit or underscore, then those and . + -. */
+static bool is_plain(const char *text)
+{
+    if (!text[0] || !strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+                             text[0]))
+        return false;
+    return strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") ==
+           strlen(text);
+}
+
+/* A name or DRAM type: plain when it can be, else double-quoted with
+ * escapes for quotes, backslashes and control characters. */
+static void write_text(FILE *out, const char *text)
+{
+    if (is_plain(text)) {
+        fputs(text, out);
+        return;
+    }
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(out, "\\x%02x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/* Whether the field f differs between the structs at value and deflt
+ * (bit for bit), and if so its value as text. */
+static bool field_text(const field *f, const void *value, const void *deflt,
+                       char text[TEXT_BYTES])
+{
+    static const size_t BYTES[] = {[FIELD_INT] = sizeof(int), [FIELD_I64] = sizeof(int64_t),
+                                   [FIELD_DOUBLE] = sizeof(double), [FIELD_BOOL] = sizeof(bool)};
+    const char *v = (const char *)value + f->offset;
+    if (memcmp(v, (const char *)deflt + f->offset, BYTES[f->type]) == 0)
+        return false;
+    if (f->type == FIELD_INT)
+        snprintf(text, TEXT_BYTES, "%d", *(const int *)v);
+    else if (f->type == FIELD_I64)
+        snprintf(text, TEXT_BYTES, "%lld", (long long)*(const int64_t *)v);
+    else if (f->type == FIELD_BOOL)
+        snprintf(text, TEXT_BYTES, "%s", *(const bool *)v ? "true" : "false");
+    else
+        format_double(*(const double *)v, text);
+    return true;
+}
+
+/* Whether key is in the NULL-terminated list keys (NULL: any key). */
+static bool listed(const char *const *keys, const char *key)
+{
+    for (int i = 0; keys && keys[i]; i++)
+        if (strcmp(keys[i], key) == 0)
+            return true;
+    return !keys;
+}
+
+/*
+ * The fields of the table, among allowed (NULL: all), that the struct at
+ * value sets apart from deflt: one "key: value" line each at indent, or,
+ * given a flow_key, all on one line "flow_key: {k: v, ...}" (nothing when
+ * none differs).
+ */
+static void write_fields(FILE *out, const char *indent, const char *flow_key,
+                         const field *fields, const void *value, const void *deflt,
+                         const char *const *allowed)
+{
+    char text[TEXT_BYTES];
+    int n = 0;
+    for (const field *f = fields; f->key; f++) {
+        if (!listed(allowed, f->key) || !field_text(f, value, deflt, text))
+            continue;
+        if (!flow_key)
+            fprintf(out, "%s%s: %s\n", indent, f->key, text);
+        else if (n == 0)
+            fprintf(out, "%s%s: {%s: %s", indent, flow_key, f->key, text);
+        else
+            fprintf(out, ", %s: %s", f->key, text);
+        n++;
+    }
+    if (flow_key && n)
+        fputs("}\n", out);
+}
+
+/* instances and mesh: nothing for one instance, instances alone for a
+ * row (the reader's default mesh), both otherwise. */
+static void write_instances(FILE *out, const char *indent, int64_t instances, int mesh_x,
+                            int mesh_y)
+{
+    if (instances != 1)
+        fprintf(out, "%sinstances: %lld\n", indent, (long long)instances);
+    if (mesh_y != 1)
+        fprintf(out, "%smesh: [%d, %d]\n", indent, mesh_x, mesh_y);
+}
+
+/* A capacity of words of word_bits in the largest unit that holds it
+ * exactly ("2 KiB", "48 B"), else in words. */
+static void format_size(int64_t words, int word_bits, char text[TEXT_BYTES])
+{
+    int64_t bits;
+    for (int u = 3; u >= 0 && as_mul_i64(words, word_bits, &bits); u--) {
+        int64_t unit_bits = SIZE_UNITS[u].bytes * 8;
+        if (bits % unit_bits == 0) {
+            snprintf(text, TEXT_BYTES, "%lld %s", (long long)(bits / unit_bits), SIZE_UNITS[u].name);
+            return;
+        }
+    }
+    snprintf(text, TEXT_BYTES, "%lld words", (long long)words);
+}
+
+/* size, or split with the data spaces that have room; nothing for an
+ * unbounded level. */
+static void write_capacity(FILE *out, const arch_level *l)
+{
+    char text[TEXT_BYTES];
+    if (!is_split(l)) {
+        if (l->size_words) {
+            format_size(l->size_words, l->word_bits, text);
+            fprintf(out, "    size: %s\n", text);
+        }
+        return;
+    }
+    fputs("    split: {", out);
+    for (int ds = 0, n = 0; ds < WL_NDATASPACES; ds++) {
+        if (!l->size_words_by_ds[ds])
+            continue;
+        format_size(l->size_words_by_ds[ds], l->word_bits, text);
+        fprintf(out, "%s%s: %s", n++ ? ", " : "", DATASPACE_NAMES[ds], text);
+    }
+    fputs("}\n", out);
+}
+
+/* "[weights, outputs]": the data spaces whose keep is (or, when equal is
+ * false, is not) state; returns how many. */
+static int format_dataspaces(const arch_keep keep[WL_NDATASPACES], arch_keep state, bool equal,
+                             char text[TEXT_BYTES])
+{
+    int n = 0;
+    size_t used = (size_t)snprintf(text, TEXT_BYTES, "[");
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        if ((keep[ds] == state) == equal)
+            used += (size_t)snprintf(text + used, TEXT_BYTES - used, "%s%s", n++ ? ", " : "",
+                                     DATASPACE_NAMES[ds]);
+    snprintf(text + used, TEXT_BYTES - used, "]");
+    return n;
+}
+
+/* "{R: 3, S: 3}": the dimensions with a non-zero factor; returns how
+ * many. */
+static int format_dim_factors(const int64_t factor[WL_NDIMS], char text[TEXT_BYTES])
+{
+    int n = 0;
+    size_t used = (size_t)snprintf(text, TEXT_BYTES, "{");
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (factor[d])
+            used += (size_t)snprintf(text + used, TEXT_BYTES - used, "%s%s: %lld", n++ ? ", " : "",
+                                     wl_dim_name((wl_dim)d), (long long)factor[d]);
+    snprintf(text + used, TEXT_BYTES - used, "}");
+    return n;
+}
+
+/* "[R, S, C]": the first n dimensions of order. */
+static void format_dim_order(const uint8_t order[WL_NDIMS], int n, char text[TEXT_BYTES])
+{
+    size_t used = (size_t)snprintf(text, TEXT_BYTES, "[");
+    for (int i = 0; i < n && i < WL_NDIMS; i++)
+        used += (size_t)snprintf(text + used, TEXT_BYTES - used, "%s%s", i ? ", " : "",
+                                 wl_dim_name((wl_dim)order[i]));
+    snprintf(text + used, TEXT_BYTES - used, "]");
+}
+
+/* A level's constraints block: every part that constrains anything, in
+ * the order of CONSTRAINT_KEYS; nothing for an unconstrained level. */
+static void write_constraints(FILE *out, const arch_constraints *c)
+{
+    char lines[8][TEXT_BYTES + 32], text[TEXT_BYTES];
+    int n = 0;
+    if (format_dim_factors(c->temporal_factor, text))
+        snprintf(lines[n++], sizeof lines[0], "temporal_factors: %s", text);
+    if (format_dim_factors(c->temporal_max, text))
+        snprintf(lines[n++], sizeof lines[0], "temporal_max: %s", text);
+    if (c->n_temporal_order) {
+        format_dim_order(c->temporal_order, c->n_temporal_order, text);
+        snprintf(lines[n++], sizeof lines[0], "temporal_order: %s", text);
+    }
+    if (format_dim_factors(c->spatial_factor, text))
+        snprintf(lines[n++], sizeof lines[0], "spatial_factors: %s", text);
+    if (c->n_spatial_order) {
+        format_dim_order(c->spatial_order, c->n_spatial_order, text);
+        snprintf(lines[n++], sizeof lines[0], "spatial_order: %s", text);
+    }
+    if (c->spatial_split_fixed)
+        snprintf(lines[n++], sizeof lines[0], "spatial_split: %d", c->spatial_split);
+    if (c->min_spatial_utilization != 0) {
+        format_double(c->min_spatial_utilization, text);
+        snprintf(lines[n++], sizeof lines[0], "min_spatial_utilization: %s", text);
+    }
+    if (format_dataspaces(c->keep, ARCH_KEEP_ALWAYS, true, text))
+        snprintf(lines[n++], sizeof lines[0], "keep: %s", text);
+    if (n)
+        fputs("    constraints:\n", out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "      %s\n", lines[i]);
+}
+
+/* Level i of a, against the defaults d: identity, the DRAM's own keys,
+ * capacity, the numeric keys, instances, keep, the maps, constraints. */
+static void write_level(FILE *out, const arch_spec *a, const arch_spec *d, int i)
+{
+    const arch_level *l = &a->level[i], *dl = &d->level[i];
+    char text[TEXT_BYTES];
+    fputs("  - name: ", out);
+    write_text(out, l->name);
+    fprintf(out, "\n    kind: %s\n", LEVEL_KIND_NAMES[l->cls]);
+    if (l->cls == ARCH_CLASS_DRAM) {
+        if (a->dram.type[0]) {
+            fputs("    type: ", out);
+            write_text(out, a->dram.type);
+            fputc('\n', out);
+        }
+        write_fields(out, "    ", NULL, DRAM_FIELDS, &a->dram, &d->dram, NULL);
+    }
+    write_capacity(out, l);
+    write_fields(out, "    ", NULL, LEVEL_FIELDS, l, dl, NULL);
+    write_instances(out, "    ", l->instances, l->mesh_x, l->mesh_y);
+    if ((l->cls == ARCH_CLASS_SRAM || l->cls == ARCH_CLASS_REGFILE) &&
+        format_dataspaces(l->constraints.keep, ARCH_KEEP_NEVER, true, text) > 0) {
+        format_dataspaces(l->constraints.keep, ARCH_KEEP_NEVER, false, text);
+        fprintf(out, "    keep: %s\n", text);
+    }
+    write_fields(out, "    ", "bandwidth", BANDWIDTH_FIELDS, l, dl, NULL);
+    write_fields(out, "    ", "energy", ENERGY_FIELDS, l, dl, NULL);
+    write_fields(out, "    ", "network", NETWORK_FIELDS, l, dl, NULL);
+    write_constraints(out, &l->constraints);
+}
+
+/* The compute unit, against the defaults dc (whose required keys are
+ * zeroed so that they are always written). */
+static void write_compute(FILE *out, const arch_compute *c, const arch_compute *dc)
+{
+    fputs("compute:\n  name: ", out);
+    write_text(out, c->name);
+    fprintf(out, "\n  kind: %s\n", COMPUTE_KIND_NAMES[c->kind]);
+    write_instances(out, "  ", c->instances, c->mesh_x, c->mesh_y);
+    write_fields(out, "  ", NULL, COMPUTE_FIELDS, c, dc, COMPUTE_KEYS_BY_KIND[c->kind]);
+    if (c->kind == ARCH_COMPUTE_SYSTOLIC)
+        fprintf(out, "  dataflow: %s\n", DATAFLOW_NAMES[c->dataflow]);
+    if (c->mac_number != ARCH_NUMBER_INT)
+        fprintf(out, "  mac_format: %s\n", MAC_FORMAT_NAMES[c->mac_number]);
+}
+
+/* The shortest clock_MHz text that cycle_of_MHz turns back into
+ * cycle_seconds to the last bit, among the doubles next to 1 / period
+ * (several may do: 500 and 499.99999999999994 both give 2 ns); false
+ * when none does. */
+static bool format_clock_MHz(double cycle_seconds, char text[TEXT_BYTES])
+{
+    double MHz = 1.0 / cycle_seconds / 1e6;
+    char candidate[TEXT_BYTES];
+    bool found = false;
+    for (int step = 0; step < 8; step++)
+        MHz = nextafter(MHz, 0);
+    for (int step = 0; step <= 16; step++, MHz = nextafter(MHz, INFINITY)) {
+        if (!same_double(cycle_of_MHz(MHz), cycle_seconds))
+            continue;
+        format_double(MHz, candidate);
+        if (!found || strlen(candidate) < strlen(text))
+            snprintf(text, TEXT_BYTES, "%s", candidate);
+        found = true;
+    }
+    return found;
+}
+
+/*
+ * The values the reader assumes for each key of a left out, into d: the
+ * same defaults functions, the DRAM's shared bandwidth as derived from its
+ * GB/s, required keys zeroed (never equal to a valid value, so always
+ * written), and for each energy and area either a's own value -- when
+ * leaving it out makes the tables give back exactly that, checked by
+ * reading it back so -- or NaN (which no value equals: written).
+ */
+static void defaults_of(const arch_spec *a, arch_spec *d)
+{
+    *d = *a;
+    compute_defaults(&d->compute, a->compute.kind);
+    for (const field *f = COMPUTE_FIELDS; f->key; f++)
+        if (listed(COMPUTE_REQUIRED_BY_KIND[a->compute.kind], f->key))
+            memset((char *)&d->compute + f->offset, 0, sizeof(int));
+    d->technology_nm = 0;
+    d->native_batch = 1;
+    dram_defaults(&d->dram);
+    for (int i = 0; i < a->n_levels; i++)
+        level_defaults(&d->level[i], a->level[i].cls, a->compute.mac_bits);
+    arch_level *last = &d->level[a->n_levels - 1];
+    if (last->cls == ARCH_CLASS_DRAM)
+        last->shared_bandwidth = dram_words_per_cycle(
+            a->dram.bandwidth_GBps, a->level[a->n_levels - 1].word_bits, a->cycle_seconds);
+
+    /* Which table values the tables give back when all are left out ... */
+    arch_spec want = *a, probe = *a;
+    double *wanted[TABLE_FIELDS_MAX], *probed[TABLE_FIELDS_MAX], *deflt[TABLE_FIELDS_MAX];
+    bool omit[TABLE_FIELDS_MAX];
+    int n = table_fields(&want, wanted);
+    table_fields(&probe, probed);
+    table_fields(d, deflt);
+    for (int k = 0; k < n; k++)
+        *probed[k] = NAN;
+    fill_from_tables(&probe);
+    for (int k = 0; k < n; k++)
+        omit[k] = same_double(*probed[k], *wanted[k]);
+    /* ... and whether leaving out just those (the others given) still
+     * does; if not, every value is written. */
+    probe = *a;
+    for (int k = 0; k < n; k++)
+        if (omit[k])
+            *probed[k] = NAN;
+    fill_from_tables(&probe);
+    bool faithful = true;
+    for (int k = 0; k < n; k++)
+        faithful = faithful && same_double(*probed[k], *wanted[k]);
+    for (int k = 0; k < n; k++)
+        *deflt[k] = faithful && omit[k] ? *wanted[k] : NAN;
+}
+
+/* The document: top keys, compute, then the levels innermost first. */
+static void write_arch(FILE *out, const arch_spec *a, const arch_spec *d)
+{
+    char text[TEXT_BYTES];
+    fputs("# An architecture in accelsearch's format (docs/arch-format.md), written by arch_save.\n"
+          "name: ",
+          out);
+    write_text(out, a->name);
+    fputc('\n', out);
+    write_fields(out, "", NULL, TOP_FIELDS, a, d, NULL);
+    if (format_clock_MHz(a->cycle_seconds, text))
+        fprintf(out, "clock_MHz: %s\n", text);
+    else {
+        format_double(a->cycle_seconds, text);
+        fprintf(out, "cycle_seconds: %s\n", text);
+    }
+    write_compute(out, &a->compute, &d->compute);
+    fputs("levels:                         # innermost first\n", out);
+    for (int i = 0; i < a->n_levels; i++)
+        write_level(out, a, d, i);
+}
+
+/*
+ * What arch_validate accepts but the format cannot say: a dram level
+ * other than the last, or DRAM parameters without one; duplicate level names; a DRAM type the
+ * energy table does not know; a dataflow on other than a systolic array;
+ * a dummy that may keep data, or a dram that may not.
+ */
+static as_code check_writable(const arch_spec *a, as_status *st)
+{
+    if (arch_validate(a, st))
+        return st->code;
+    const char *n = a->name;
+    if (a->dram.type[0] && arch_dram_pJ_per_bit(a->dram.type) < 0)
+        return as_fail(st, AS_EINVAL, "arch '%s': dram type '%s' is not in the energy table", n,
+                       a->dram.type);
+    if (a->level[a->n_levels - 1].cls != ARCH_CLASS_DRAM &&
+        (a->dram.type[0] || a->dram.channels != 1 || a->dram.bandwidth_GBps ||
+         a->dram.energy_pJ_per_bit))
+        return as_fail(st, AS_EINVAL, "arch '%s': DRAM parameters but no dram level", n);
+    if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC && a->compute.dataflow != ARCH_DATAFLOW_OS)
+        return as_fail(st, AS_EINVAL, "arch '%s': only a systolic compute unit has a dataflow", n);
+    for (int i = 0; i < a->n_levels; i++) {
+        const arch_level *l = &a->level[i];
+        if (l->cls == ARCH_CLASS_DRAM && i != a->n_levels - 1)
+            return as_fail(st, AS_EINVAL, "arch '%s': level '%s': a dram must be the last level",
+                           n, l->name);
+        for (int j = 0; j < i; j++)
+            if (strcmp(a->level[j].name, l->name) == 0)
+                return as_fail(st, AS_EINVAL, "arch '%s': two levels are named '%s'", n, l->name);
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            if ((l->cls == ARCH_CLASS_DUMMY) != (l->constraints.keep[ds] == ARCH_KEEP_NEVER) &&
+                (l->cls == ARCH_CLASS_DUMMY || l->cls == ARCH_CLASS_DRAM))
+                return as_fail(st, AS_EINVAL, "arch '%s': level '%s': a %s %s %s", n, l->name,
+                               LEVEL_KIND_NAMES[l->cls],
+                               l->cls == ARCH_CLASS_DUMMY ? "cannot keep" : "must keep",
+                               DATASPACE_NAMES[ds]);
+    }
+    return AS_OK;
+}
+
+as_code arch_save(const arch_spec *a, const char *path, as_status *st)
+{
+    as_status ignored;
+    if (!st) {
+        as_status_clear(&ignored);
+        st = &ignored;
+    }
+    if (!a || !path || !path[0])
+        return as_fail(st, AS_EINVAL, "arch_save: no architecture or no path");
+    if (check_writable(a, st))
+        return st->code;
+    arch_spec d;
+    defaults_of(a, &d);
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return as_fail(st, AS_EIO, "%s: cannot write: %s", path, strerror(errno));
+    write_arch(out, a, &d);
+    bool failed = ferror(out) != 0;
+    failed = fclose(out) != 0 || failed;
+    return failed ? as_fail(st, AS_EIO, "%s: write failed: %s", path, strerror(errno)) : AS_OK;
 }
