@@ -323,7 +323,7 @@ static void test_without_tables(void **state)
         assert_int_equal(level->energy.read_pJ > 0, !dummy);
         assert_int_equal(level->area_um2 > 0, !dummy && level->cls != ARCH_CLASS_DRAM);
         for (int d = 0; d < WL_NDATASPACES; d++)
-            assert_int_equal(level->bypass[d], dummy);
+            assert_int_equal(level->constraints.keep[d] == ARCH_KEEP_NEVER, dummy);
     }
     assert_true(c.arch.compute.mac_pJ > 0);
     assert_true(c.arch.compute.area_um2 > 0);
@@ -375,6 +375,15 @@ static void write_variant(const char *path, const char *old, const char *new, co
     free(text);
 }
 
+/* Check that st says "path:line: ...expect..." ("path: ..." when line is 0). */
+static void check_message(const as_status *st, const char *path, int line, const char *expect)
+{
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, line ? "%s:%d:" : "%s:", path, line);
+    if (strncmp(st->message, prefix, strlen(prefix)) != 0 || !strstr(st->message, expect))
+        fail_msg("message '%s' lacks '%s' or '%s'", st->message, prefix, expect);
+}
+
 /* Load input (and ert) expecting failure code with the message
  * "path:line: ...expect..." ("path: ..." when line is 0). */
 static void expect_failure(const char *input, const char *ert, as_code code, const char *path,
@@ -382,12 +391,9 @@ static void expect_failure(const char *input, const char *ert, as_code code, con
 {
     map_timeloop_case c;
     as_status st;
-    char prefix[600];
-    snprintf(prefix, sizeof prefix, line ? "%s:%d:" : "%s:", path, line);
     as_status_clear(&st);
     assert_int_equal(map_timeloop_load(input, ert, NULL, &c, &st), code);
-    if (strncmp(st.message, prefix, strlen(prefix)) != 0 || !strstr(st.message, expect))
-        fail_msg("message '%s' lacks '%s' or '%s'", st.message, prefix, expect);
+    check_message(&st, path, line, expect);
 }
 
 /* One broken model input: case, the text replaced, its replacement, and
@@ -569,6 +575,264 @@ static void test_truncated_and_corrupted(void **state)
     remove(TMP_INPUT);
 }
 
+/* ---------------------------------------------------------- mapper input */
+
+#define MAPPER_DIR AS_TEST_DATA_DIR "/timeloop_mapper"
+
+static const char *const mapper_cases[] = {"eyeriss_like", "simba_like", "simple_output_stationary",
+                                           "simple_weight_stationary"};
+
+/* Load mapper case `name` with its ERT and ART. */
+static as_code load_mapper_case(const char *name, map_mapper_case *c, as_status *st)
+{
+    char input[512], ert[512], art[512];
+    snprintf(input, sizeof input, "%s/%s/mapper-input.yaml", MAPPER_DIR, name);
+    snprintf(ert, sizeof ert, "%s/%s/ERT.yaml", MAPPER_DIR, name);
+    snprintf(art, sizeof art, "%s/%s/ART.yaml", MAPPER_DIR, name);
+    as_status_clear(st);
+    return map_timeloop_load_mapper(input, ert, art, c, st);
+}
+
+/* The integer after `key` in the case's expected.txt. */
+static int64_t expected_value(const char *name, const char *key)
+{
+    char path[512], line[256], word[64];
+    long long value;
+    snprintf(path, sizeof path, "%s/%s/expected.txt", MAPPER_DIR, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%63s %lld", word, &value) == 2 && strcmp(word, key) == 0) {
+            fclose(f);
+            return value;
+        }
+    }
+    fclose(f);
+    fail_msg("%s: no %s", path, key);
+    return -1;
+}
+
+/* All four load, with the settings their README states (random_pruned,
+ * EDP, one thread, victory condition 0, their search sizes), Timeloop's
+ * timeout of 100000 invalid mappings, and the layer's MAC count. */
+static void test_mapper_inputs_load(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof mapper_cases / sizeof mapper_cases[0]; i++) {
+        map_mapper_case c;
+        as_status st;
+        if (load_mapper_case(mapper_cases[i], &c, &st) != AS_OK)
+            fail_msg("%s: %s", mapper_cases[i], st.message);
+        const map_search_options *o = &c.options;
+        assert_int_equal(o->algorithm, MAP_ALGO_RANDOM_PRUNED);
+        assert_int_equal(o->objective.n_metrics, 1);
+        assert_int_equal(o->objective.metric[0], MAP_METRIC_EDP);
+        assert_int_equal(o->threads, 1);
+        assert_int_equal(o->seed, 1);
+        assert_int_equal(o->search_size, expected_value(mapper_cases[i], "search_size"));
+        assert_int_equal(o->victory_condition, 0);
+        assert_int_equal(o->consecutive_invalid_limit, 100000);
+        assert_false(o->allow_padding);
+        assert_int_equal(wl_problem_macs(&c.model.problem),
+                         expected_value(mapper_cases[i], "macs"));
+        assert_true(c.model.arch.level[0].energy.read_pJ > 0);
+        /* The backing store is never constrained to bypass anything. */
+        const arch_level *top = &c.model.arch.level[c.model.arch.n_levels - 1];
+        for (int d = 0; d < WL_NDATASPACES; d++)
+            assert_int_not_equal(top->constraints.keep[d], ARCH_KEEP_NEVER);
+    }
+}
+
+/* Eyeriss: fixed spatial factors and split (999 = all on X), forced
+ * keeps and bypasses, fixed unit temporal factors, free dimensions. */
+static void test_mapper_eyeriss_constraints(void **state)
+{
+    (void)state;
+    map_mapper_case c;
+    as_status st;
+    assert_int_equal(load_mapper_case("eyeriss_like", &c, &st), AS_OK);
+    const map_timeloop_case *m = &c.model;
+    const arch_constraints *dram = &m->arch.level[level_index(m, "DRAM")].constraints;
+    assert_int_equal(dram->n_temporal_order, 1);
+    assert_int_equal(dram->temporal_order[0], WL_DIM_N);
+    for (int d = 0; d < WL_NDIMS; d++)
+        assert_int_equal(dram->temporal_factor[d], 0);
+
+    const arch_constraints *glb = &m->arch.level[level_index(m, "shared_glb")].constraints;
+    assert_int_equal(glb->keep[WL_DS_WEIGHTS], ARCH_KEEP_NEVER);
+    assert_int_equal(glb->keep[WL_DS_INPUTS], ARCH_KEEP_ALWAYS);
+    assert_int_equal(glb->keep[WL_DS_OUTPUTS], ARCH_KEEP_ALWAYS);
+
+    const arch_constraints *column =
+        &m->arch.level[level_index(m, "inter_PE_column_spatial")].constraints;
+    static const wl_dim column_order[] = {WL_DIM_N, WL_DIM_C, WL_DIM_P, WL_DIM_R,
+                                          WL_DIM_S, WL_DIM_Q, WL_DIM_M, WL_DIM_G};
+    assert_int_equal(column->n_spatial_order, 7);
+    for (int k = 0; k < WL_NDIMS; k++)
+        assert_int_equal(column->spatial_order[k], column_order[k]);
+    assert_true(column->spatial_split_fixed);
+    assert_int_equal(column->spatial_split, WL_NDIMS);
+    assert_int_equal(column->spatial_factor[WL_DIM_C], 1);
+    assert_int_equal(column->spatial_factor[WL_DIM_S], 1);
+    assert_int_equal(column->spatial_factor[WL_DIM_Q], 0);
+    assert_int_equal(column->spatial_factor[WL_DIM_M], 0);
+    assert_int_equal(column->temporal_factor[WL_DIM_M], 1);
+    for (int d = 0; d < WL_NDATASPACES; d++)
+        assert_int_equal(column->keep[d], ARCH_KEEP_NEVER);
+
+    const arch_constraints *pe = &m->arch.level[level_index(m, "inter_PE_spatial")].constraints;
+    assert_true(pe->spatial_split_fixed);
+    assert_int_equal(pe->spatial_split, 0);
+    assert_int_equal(pe->spatial_factor[WL_DIM_C], 0);
+    assert_int_equal(pe->spatial_factor[WL_DIM_Q], 1);
+
+    const arch_constraints *weights = &m->arch.level[level_index(m, "weights_spad")].constraints;
+    assert_int_equal(weights->temporal_factor[WL_DIM_M], 1);
+    assert_int_equal(weights->temporal_factor[WL_DIM_C], 0);
+    assert_int_equal(weights->temporal_factor[WL_DIM_R], 0);
+    assert_int_equal(weights->keep[WL_DS_WEIGHTS], ARCH_KEEP_ALWAYS);
+    assert_int_equal(weights->keep[WL_DS_INPUTS], ARCH_KEEP_NEVER);
+    assert_false(weights->spatial_split_fixed);
+
+    /* The unused mapping keeps what the constraints let each level keep;
+     * precisions follow (psum_spad holds 16-bit outputs). */
+    assert_false(m->mapping.level[level_index(m, "psum_spad")].keep[WL_DS_WEIGHTS]);
+    assert_true(m->mapping.level[level_index(m, "psum_spad")].keep[WL_DS_OUTPUTS]);
+    assert_int_equal(m->problem.ds[WL_DS_OUTPUTS].bits, 16);
+    assert_int_equal(m->problem.ds[WL_DS_WEIGHTS].bits, 8);
+}
+
+/* A partial permutation fixes the innermost end only (simple OS pe_spad:
+ * NRSPQ, then C and M free outside). */
+static void test_mapper_partial_permutation(void **state)
+{
+    (void)state;
+    map_mapper_case c;
+    as_status st;
+    assert_int_equal(load_mapper_case("simple_output_stationary", &c, &st), AS_OK);
+    const map_timeloop_case *m = &c.model;
+    const arch_constraints *spad = &m->arch.level[level_index(m, "pe_spad")].constraints;
+    static const wl_dim fixed[] = {WL_DIM_N, WL_DIM_R, WL_DIM_S, WL_DIM_P, WL_DIM_Q};
+    assert_int_equal(spad->n_temporal_order, 5);
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(spad->temporal_order[k], fixed[k]);
+    bool seen[WL_NDIMS] = {false};
+    for (int k = 0; k < WL_NDIMS; k++)
+        seen[spad->temporal_order[k]] = true;
+    for (int d = 0; d < WL_NDIMS; d++)
+        assert_true(seen[d]);
+    const arch_constraints *pe = &m->arch.level[level_index(m, "inter_PE_spatial")].constraints;
+    assert_int_equal(pe->spatial_split, 1);
+    assert_int_equal(pe->spatial_order[0], WL_DIM_N);
+}
+
+/* Upper bounds ("C<=4"), the whole bound ("C=0"), factors above the bound
+ * (cut to it), other algorithms and metrics, absent settings (Timeloop's
+ * defaults). */
+static void test_mapper_variants(void **state)
+{
+    (void)state;
+    const char *input = MAPPER_DIR "/eyeriss_like/mapper-input.yaml";
+    const char *tmp = AS_TEST_TMP_DIR "/tl_io_mapper.yaml";
+    write_variant(input, "factors: N=1,M=1,P=1,Q=1,S=1", "factors: N=1,M<=4,P=0,Q=99,S=1", tmp);
+    write_variant(tmp, "algorithm: random_pruned", "algorithm: linear_pruned", tmp);
+    write_variant(tmp, "  - edp\n", "  - energy\n  - delay\n", tmp);
+    write_variant(tmp, "  search_size: 3000\n  victory_condition: 0\n  timeout: 100000\n", "", tmp);
+    map_mapper_case c;
+    as_status st;
+    as_status_clear(&st);
+    if (map_timeloop_load_mapper(tmp, NULL, NULL, &c, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    const arch_constraints *weights =
+        &c.model.arch.level[level_index(&c.model, "weights_spad")].constraints;
+    assert_int_equal(weights->temporal_factor[WL_DIM_M], 0);
+    assert_int_equal(weights->temporal_max[WL_DIM_M], 4);
+    assert_int_equal(weights->temporal_factor[WL_DIM_P], 56);
+    assert_int_equal(weights->temporal_factor[WL_DIM_Q], 56);
+    assert_int_equal(c.options.algorithm, MAP_ALGO_EXHAUSTIVE);
+    assert_int_equal(c.options.objective.n_metrics, 2);
+    assert_int_equal(c.options.objective.metric[0], MAP_METRIC_ENERGY);
+    assert_int_equal(c.options.objective.metric[1], MAP_METRIC_CYCLES);
+    assert_int_equal(c.options.search_size, 0);
+    assert_int_equal(c.options.victory_condition, 500);
+    assert_int_equal(c.options.consecutive_invalid_limit, 1000);
+    remove(tmp);
+}
+
+#define EYERISS_MAPPER MAPPER_DIR "/eyeriss_like/mapper-input.yaml"
+
+/* Broken mapper inputs (eyeriss_like's, with one edit): the message names
+ * the file, the line and the key. */
+static void test_bad_mapper_inputs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *old, *new;
+        int line;
+        const char *expect;
+    } cases[] = {
+        {"    split: 999", "    splitt: 999", 203, "unknown key 'splitt' in constraint"},
+        {"    split: 999", "    split: lots", 203, "split: expected an integer"},
+        {"factors: N=1,C=1,P=1,R=1,S=1", "factors: N=1,C=1,P=1,R=1,S<=1", 201,
+         "S<=1: upper bounds are for temporal constraints"},
+        {"factors: N=1,C=1,P=1,R=1,S=1", "factors: N=1,C=1,P=1,R=1,X=1", 201,
+         "'X' is not a dimension"},
+        {"factors: N=1,C=1,P=1,R=1,S=1", "factors: N=1,C=1,P=1,R=1,R=2", 201, "R is given twice"},
+        {"factors: N=1,M=1,P=1,Q=1,S=1", "factors: N=1,M<=0,P=1,Q=1,S=1", 249,
+         "a bound must be at least 1"},
+        {"permutation: NCPRSQM", "permutation: NCPRSQX", 202, "'X' is not a dimension"},
+        {"permutation: NCPRSQM", "permutation: NCPRSQN", 202, "N is listed twice"},
+        {"  - type: temporal\n    permutation: N\n    target: DRAM",
+         "  - type: sometimes\n    permutation: N\n    target: DRAM", 187,
+         "unknown directive type 'sometimes'"},
+        {"    target: DRAM", "    target: SRAM", 189,
+         "architecture_constraints: target 'SRAM' is not a storage level"},
+        {"    target: DRAM", "    target: shared_glb", 197,
+         "a second temporal directive for shared_glb"},
+        {"  - keep:\n    - Inputs\n    - Outputs", "  - keep:\n    - Inputs\n    - Psums", 192,
+         "keep: expected Weights, Inputs or Outputs"},
+        {"    - Weights\n    - Inputs\n    - Outputs\n    type: bypass\n"
+         "    target: inter_PE_column_spatial",
+         "    - Weights\n    - Inputs\n    type: bypass\n    keep: [Outputs]\n"
+         "    target: inter_PE_column_spatial",
+         213, "inter_PE_column_spatial is a dummy container and cannot keep Outputs"},
+        {"architecture_constraints:\n  targets:", "architecture_constraints:\n  target:", 186,
+         "unknown key 'target' in architecture_constraints"},
+        {"  algorithm: random_pruned", "  algorithm: annealing", 710,
+         "algorithm: unknown 'annealing'"},
+        {"  - edp\n", "  - area\n", 705, "optimization_metrics: unknown 'area'"},
+        {"  - edp\n", "  - edp\n  - edp\n", 706, "'edp' is listed twice"},
+        {"  search_size: 3000", "  search_size: -1", 707,
+         "search_size: expected an integer from 0"},
+        {"  num_threads: 1", "  num_threads: 0", 706, "num_threads: expected an integer from 1"},
+        {"  out_prefix: timeloop-mapper", "  out_prefx: timeloop-mapper", 703,
+         "unknown key 'out_prefx' in mapper"},
+        {"  template: uber", "  template: ruby", 722, "template 'ruby' is not supported"},
+        {"mapspace:", "mapspace_x:", 720, "unknown key 'mapspace_x' in mapper input"},
+        {"mapper:\n  version", "mapperx:\n  version", 701, "unknown key 'mapperx' in mapper input"},
+    };
+    const char *tmp = AS_TEST_TMP_DIR "/tl_io_mapper.yaml";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        map_mapper_case c;
+        as_status st;
+        write_variant(EYERISS_MAPPER, cases[i].old, cases[i].new, tmp);
+        as_status_clear(&st);
+        assert_int_equal(map_timeloop_load_mapper(tmp, NULL, NULL, &c, &st), AS_EINVAL);
+        check_message(&st, tmp, cases[i].line, cases[i].expect);
+    }
+    /* A model input is no mapper input, nor the reverse. */
+    map_mapper_case c;
+    as_status st;
+    as_status_clear(&st);
+    char model[512];
+    snprintf(model, sizeof model, "%s/%s/model-input.yaml", CASES_DIR, EYERISS);
+    assert_int_equal(map_timeloop_load_mapper(model, NULL, NULL, &c, &st), AS_EINVAL);
+    assert_non_null(strstr(st.message, "unknown key 'mapping' in mapper input"));
+    expect_failure(EYERISS_MAPPER, NULL, AS_EINVAL, EYERISS_MAPPER, 701,
+                   "unknown key 'mapper' in model input");
+    remove(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +844,11 @@ int main(void)
         cmocka_unit_test(test_bad_model_inputs),
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_truncated_and_corrupted),
+        cmocka_unit_test(test_mapper_inputs_load),
+        cmocka_unit_test(test_mapper_eyeriss_constraints),
+        cmocka_unit_test(test_mapper_partial_permutation),
+        cmocka_unit_test(test_mapper_variants),
+        cmocka_unit_test(test_bad_mapper_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,4 +147,174 @@ typedef struct map_timeloop_case {
 as_code map_timeloop_load(const char *model_input_path, const char *ert_path,
                           const char *art_path, map_timeloop_case *out, as_status *st);
 
+/* -------------------------------------------------------------- mapper */
+
+/*
+ * The mapper searches the map space of one problem on one architecture:
+ * factorisations of every dimension across levels (temporal, spatial X/Y),
+ * loop orders and keep/bypass choices, within the architecture's
+ * constraints (arch_level.constraints).  Searches are anytime: init, then
+ * step with a budget as often as wanted, then read the best so far; the
+ * same seed gives the same result whatever the thread count.
+ */
+typedef enum map_metric { MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_METRIC_CYCLES } map_metric;
+
+/* Lexicographic objective: compare by metric[0], ties by metric[1], ... */
+typedef struct map_objective {
+    int n_metrics;
+    map_metric metric[3];
+} map_objective;
+
+typedef enum map_algorithm {
+    MAP_ALGO_RANDOM_PRUNED, /* Timeloop's: random points, pruned, with its termination rules */
+    MAP_ALGO_HEURISTIC,     /* structure-driven search (see search.c) */
+    MAP_ALGO_EXHAUSTIVE,    /* every point of a small space */
+} map_algorithm;
+
+typedef struct map_search_options {
+    map_algorithm algorithm;
+    map_objective objective;
+    uint64_t seed;
+    int threads;               /* 0 = OpenMP's default */
+    int64_t search_size;       /* stop after this many valid mappings (0 = no limit) */
+    int64_t victory_condition; /* stop after this many valid mappings without improvement (0 = off) */
+    int64_t consecutive_invalid_limit; /* stop after this many invalid mappings in a row (0 = off;
+                                        * Timeloop's mapper `timeout`) */
+    double timeout_seconds;    /* 0 = none */
+    bool allow_padding;        /* FAST: pad awkward dimensions to friendlier bounds */
+    bool allow_imperfect;      /* remainder tiles where they help */
+} map_search_options;
+
+/* Defaults: heuristic, EDP, seed 1, one thread, no limits, padding and
+ * imperfect factorisation allowed. */
+void map_search_options_default(map_search_options *o);
+
+typedef struct map_search map_search;
+
+/* Prepare a search; a (arch, problem, constraints) without any valid
+ * mapping is not an error here: the search finds none and says so. */
+as_code map_search_init(map_search **out, const arch_spec *a, const wl_problem *p,
+                        const map_search_options *o, as_status *st);
+/* Evaluate up to `budget` more mappings; false once the search has ended
+ * (space exhausted, search size, victory condition or timeout reached). */
+bool map_search_step(map_search *s, int64_t budget);
+/* The best mapping so far and its evaluation, and the problem it maps
+ * (padded when padding was chosen); false when none is valid yet. */
+bool map_search_best(const map_search *s, map_mapping *mapping, map_eval *eval,
+                     wl_problem *mapped_problem);
+/* Mappings evaluated so far (valid or not), and valid ones. */
+int64_t map_search_evaluated(const map_search *s);
+int64_t map_search_valid(const map_search *s);
+/* Best objective value (metric[0]) after each step, for the anytime curve. */
+const double *map_search_curve(const map_search *s, int *n_points);
+void map_search_free(map_search *s);
+
+/* Timeloop mapper input: the model input plus architecture constraints
+ * (into arch.level[].constraints) and mapper settings (into options). */
+typedef struct map_mapper_case {
+    map_timeloop_case model;  /* arch (with constraints), problem; mapping unused */
+    map_search_options options;
+} map_mapper_case;
+
+as_code map_timeloop_load_mapper(const char *mapper_input_path, const char *ert_path,
+                                 const char *art_path, map_mapper_case *out, as_status *st);
+/* Write a mapping as a timeloop-model input (architecture tree, problem,
+ * mapping) that timeloop-model evaluates to the same numbers. */
+as_code map_timeloop_save(const map_timeloop_case *c, const char *path, as_status *st);
+/* Write c's energies and areas as Accelergy ERT and ART files (either path
+ * may be NULL) naming the components as map_timeloop_save does, so that
+ * `timeloop-model input.yaml ERT.yaml ART.yaml` and map_timeloop_load(input,
+ * ERT, ART) both see c's numbers.  Refuses (AS_EINVAL) what the format
+ * cannot say, as map_timeloop_save does (timeloop_save.c lists it). */
+as_code map_timeloop_save_tables(const map_timeloop_case *c, const char *ert_path,
+                                 const char *art_path, as_status *st);
+
+/* ---------------------------------------------------- network evaluation */
+
+/* Indices of energy_by_component_pJ. */
+typedef enum map_component {
+    MAP_COMP_MAC,
+    MAP_COMP_ONCHIP, /* on-chip storage levels */
+    MAP_COMP_DRAM,
+    MAP_COMP_VECTOR, /* on-chip network (compute ops), vector unit (the others) */
+    MAP_N_COMPONENTS
+} map_component;
+/* "mac", "onchip", "dram", "network_vector". */
+const char *map_component_name(map_component c);
+
+/* Per layer (graph op) results of mapping a whole network, no fusion:
+ * every layer reads its inputs and weights from DRAM and writes its
+ * outputs back. */
+typedef struct map_layer_result {
+    int32_t op;                /* graph op */
+    int32_t problem_class;     /* index of the distinct problem it shares (-1: non-compute) */
+    bool mapped;               /* false: a compute op an interruption left unmapped (costs 0) */
+    int64_t macs;              /* useful MACs (padding excluded) */
+    int64_t padded_macs;       /* MACs executed, padding included */
+    int64_t cycles;
+    double energy_pJ;
+    double energy_by_component_pJ[MAP_N_COMPONENTS]; /* map_component */
+    double utilization;
+    int64_t dram_bytes;
+    map_mapping mapping;       /* compute ops */
+    wl_problem problem;        /* compute ops: the problem mapped (padded when padding was chosen) */
+} map_layer_result;
+
+typedef struct map_network_result {
+    int32_t n_layers;
+    map_layer_result *layers;  /* malloc'd; map_network_free */
+    int32_t n_distinct_problems;
+    int64_t mappings_evaluated;
+    int64_t cycles;
+    double latency_s;
+    double energy_pJ;
+    double edp_J_cycle;
+    int64_t dram_bytes;
+    double op_intensity;       /* 2 * MACs / DRAM bytes */
+    bool interrupted;          /* stopped early by the caller's flag: results are best so far */
+    int64_t macs;              /* useful MACs of all layers */
+    double utilization;        /* macs / (peak MACs per cycle * cycles) */
+    double energy_by_component_pJ[MAP_N_COMPONENTS];
+    int32_t n_unmapped;        /* compute layers left unmapped (interrupted runs only) */
+} map_network_result;
+
+typedef struct map_network_options {
+    map_search_options search;
+    int64_t budget_per_problem; /* mappings evaluated per distinct problem (0 = search default) */
+    const char *only_layer;     /* map this layer only (NULL = all) */
+    /* Polled between problems and search steps: set (e.g. by SIGINT) to stop
+     * early and keep what was found. */
+    volatile int *stop_flag;
+    /* Called after each distinct problem (progress display), from the thread
+     * that mapped it, never two calls at once; may be NULL. */
+    void (*progress)(void *user, int32_t done, int32_t total);
+    void *progress_user;
+} map_network_options;
+
+/* Defaults: the search defaults, the search's own budget, all layers, no
+ * stop flag, no progress callback. */
+void map_network_options_default(map_network_options *o);
+
+/* Map every compute op of g on a (identical problems once), cost every
+ * non-compute op with the vector unit and DRAM model, and sum (network.c
+ * states the model: precision, DRAM traffic, cycles, interruption). */
+as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_network_options *o,
+                             map_network_result *out, as_status *st);
+void map_network_free(map_network_result *r);
+
+/* Where time goes: the layers of one op kind summed. */
+typedef struct map_op_type_total {
+    wl_op_kind kind;
+    int32_t n_layers;
+    int64_t macs;
+    int64_t cycles;
+    double energy_pJ;
+    int64_t dram_bytes;
+} map_op_type_total;
+
+/* Sum r (computed on g) per op kind into out: the kinds that occur, most
+ * cycles first (ties in kind order).  Returns how many. */
+int map_network_by_op_type(const wl_graph *g, const map_network_result *r,
+                           map_op_type_total out[WL_OP_COUNT]);
+
 #endif

@@ -1,17 +1,19 @@
 /*
- * timeloop_io.c -- read a timeloop-model input (architecture, problem,
- * mapping) and its Accelergy ERT / ART tables into a map_timeloop_case
- * (see mapping.h).
+ * timeloop_io.c -- Timeloop's inputs: read a timeloop-model input
+ * (architecture, problem, mapping) or a timeloop-mapper input
+ * (architecture, problem, architecture_constraints, mapper settings) with
+ * their Accelergy ERT / ART tables into a map_timeloop_case /
+ * map_mapper_case, and write a case back as a timeloop-model input (see
+ * mapping.h).
  *
- * Supported is what timeloop-model's front end dumps for v0.4 designs
- * (the files under shared/reference/timeloop): a flattened architecture
- * tree whose nodes carry `local` component lists, a CNN-style problem with
- * named dimensions, coefficients and projections, and a mapping list of
- * temporal / spatial / datatype (bypass) directives.  Sections that only
- * feed Accelergy or the mapper (compound_components, globals,
- * architecture_constraints) are accepted and ignored.  Everything else is
- * strict: unknown keys, wrong types and impossible values fail with the
- * file, line and key.
+ * Supported is what Timeloop's v0.4 front end dumps (the files under
+ * shared/reference/timeloop): a flattened architecture tree whose nodes
+ * carry `local` component lists, a CNN-style problem with named dimensions,
+ * coefficients and projections, and lists of temporal / spatial / datatype
+ * (bypass) directives, as a mapping or as constraints.  Sections that only
+ * feed Accelergy (compound_components, globals) are accepted and ignored.
+ * Everything else is strict: unknown keys, wrong types and impossible
+ * values fail with the file, line and key.
  *
  * Timeloop's conventions, kept here:
  *  - components are listed outermost first; storage levels become
@@ -24,7 +26,9 @@
  *  - in the mapping, permutations list dimensions innermost first; a
  *    dimension a directive leaves out gets factor 1 (and goes outermost
  *    in the permutation, in problem order); a spatial split defaults to
- *    "all on X"; a data space a level is not told to bypass is kept.
+ *    "all on X"; a data space a level is not told to bypass is kept;
+ *  - constraints: see "mapping and constraints" below for factors, partial
+ *    permutations and splits, and "mapper settings" for the mapper keys;
  *  - energies come from the ERT per vector action (a fill costs a write,
  *    an update costs an update, or a write when the table has none);
  *    areas from the ART per instance.  Without an ERT / ART, accelsearch's
@@ -34,6 +38,7 @@
  * (Timeloop would model a one-word buffer).
  */
 #include "mapping.h"
+#include "timeloop_private.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -391,7 +396,9 @@ static as_code read_level(reader *r, const component *c, arch_class cls)
     level->cls = cls;
     level->instances = c->instances;
     for (int d = 0; d < WL_NDATASPACES; d++)
-        level->bypass[d] = cls == ARCH_CLASS_DUMMY; /* a container holds no data */
+        level->constraints.keep[d] = cls == ARCH_CLASS_DUMMY
+                                         ? ARCH_KEEP_NEVER
+                                         : ARCH_KEEP_FREE; /* a container holds no data */
     as_code rc = copy_name(r, c->node, level->name, sizeof level->name, c->name, c->name_length);
     if (rc == AS_OK)
         rc = read_storage_attributes(r, c->attributes, level);
@@ -621,13 +628,33 @@ static int preferred_slot(const char *name)
     return -1;
 }
 
-/* shape.dimensions: give every name a slot, its preferred one when free
- * (so that C lands in slot C wherever it is listed), else the first free
- * one, and record the names in out->dim_names. */
-static as_code read_dimensions(reader *r, const as_yaml_node *dims)
+void map_tl_assign_slots(const char *const names[], int n, wl_dim slots[])
 {
     bool taken[WL_NDIMS] = {false};
     int slot[WL_NDIMS];
+    for (int i = 0; i < n; i++) {
+        slot[i] = preferred_slot(names[i]);
+        if (slot[i] >= 0 && taken[slot[i]])
+            slot[i] = -1;
+        if (slot[i] >= 0)
+            taken[slot[i]] = true;
+    }
+    for (int i = 0; i < n; i++) {
+        for (int free_slot = 0; slot[i] < 0; free_slot++) {
+            if (!taken[free_slot]) {
+                slot[i] = free_slot;
+                taken[free_slot] = true;
+            }
+        }
+        slots[i] = (wl_dim)slot[i];
+    }
+}
+
+/* shape.dimensions: distinct names, each given a slot by
+ * map_tl_assign_slots, recorded in out->dim_names. */
+static as_code read_dimensions(reader *r, const as_yaml_node *dims)
+{
+    const char *names[WL_NDIMS];
     if (dims->n < 1 || dims->n > WL_NDIMS)
         return fail_at(r, dims, "dimensions: expected 1 to %d names, got %d", WL_NDIMS, dims->n);
     for (int i = 0; i < dims->n; i++) {
@@ -635,28 +662,17 @@ static as_code read_dimensions(reader *r, const as_yaml_node *dims)
         if (item->kind != AS_YAML_SCALAR || !item->scalar[0])
             return fail_at(r, item, "dimensions: expected a name");
         for (int j = 0; j < i; j++)
-            if (strcmp(dims->items[j]->scalar, item->scalar) == 0)
+            if (strcmp(names[j], item->scalar) == 0)
                 return fail_at(r, item, "dimensions: '%s' is listed twice", item->scalar);
-        slot[i] = preferred_slot(item->scalar);
-        if (slot[i] >= 0 && taken[slot[i]])
-            slot[i] = -1;
-        if (slot[i] >= 0)
-            taken[slot[i]] = true;
+        names[i] = item->scalar;
     }
+    map_tl_assign_slots(names, dims->n, r->dim_slot);
     for (int i = 0; i < dims->n; i++) {
-        for (int free_slot = 0; slot[i] < 0; free_slot++) {
-            if (!taken[free_slot]) {
-                slot[i] = free_slot;
-                taken[free_slot] = true;
-            }
-        }
         const as_yaml_node *item = dims->items[i];
-        char *name = r->out->dim_names[slot[i]];
-        as_code rc = copy_name(r, item, name, sizeof r->out->dim_names[0], item->scalar,
-                               strlen(item->scalar));
+        as_code rc = copy_name(r, item, r->out->dim_names[r->dim_slot[i]],
+                               sizeof r->out->dim_names[0], item->scalar, strlen(item->scalar));
         if (rc != AS_OK)
             return rc;
-        r->dim_slot[i] = (wl_dim)slot[i];
     }
     r->n_dims = dims->n;
     return AS_OK;
@@ -897,14 +913,53 @@ static as_code read_problem(reader *r, const as_yaml_node *problem)
     return AS_OK;
 }
 
-/* ------------------------------------------------------------- mapping */
+/* ------------------------------------------------- mapping and constraints */
 
+/*
+ * A model input's `mapping` and a mapper input's `architecture_constraints`
+ * are both lists of directives {target, type, factors, permutation, split,
+ * keep, bypass}.  read_directive parses one into a `directive`, which is
+ * then applied to the mapping (apply_to_mapping) or to the target level's
+ * constraints (apply_to_constraints).  The two readings differ where
+ * Timeloop's do (Constraints::ParseFactors, PermutationSpace::InitLevel,
+ * Uber::InitSpatialSpace):
+ *  - factors: in a mapping "C4" or "C=4" is the factor (at least 1).  In
+ *    constraints "C=4" fixes it, "C=0" means the whole bound, a factor above
+ *    the bound is cut to the bound (Timeloop warns and does the same), and
+ *    "C<=4" bounds it from above (temporal loops only: arch_constraints has
+ *    no spatial upper bound).
+ *  - permutation: innermost first.  In a mapping, dimensions left out follow
+ *    in the default order.  In constraints a partial permutation fixes the
+ *    innermost end: the listed dimensions are the innermost loops in that
+ *    order, the others are free outside them (n_*_order says how many are
+ *    fixed).
+ *  - split: in constraints the split is fixed; it counts positions of that
+ *    whole permutation, and a value past the last dimension (eyeriss_like
+ *    says 999) puts every spatial loop on X.
+ *  - keep / bypass force a data space in or out of a level; unlisted ones
+ *    are kept (mapping) or left to the mapper (constraints).  A dummy
+ *    container keeps nothing in either.
+ */
 typedef enum directive_kind {
     DIRECTIVE_TEMPORAL,
     DIRECTIVE_SPATIAL,
     DIRECTIVE_DATATYPE
 } directive_kind;
 enum { N_DIRECTIVE_KINDS = 3 };
+
+typedef enum directive_context { IN_MAPPING, IN_CONSTRAINTS } directive_context;
+
+/* One directive, parsed; dimensions are problem slots. */
+typedef struct directive {
+    directive_kind kind;
+    int level;
+    int64_t factor[WL_NDIMS];       /* 0: not given */
+    int64_t max_factor[WL_NDIMS];   /* 0: not given ("C<=4", constraints only) */
+    int n_order;                    /* dimensions the permutation lists */
+    uint8_t order[WL_NDIMS];        /* those, then the others in default order */
+    int64_t split;                  /* -1: not given */
+    arch_keep keep[WL_NDATASPACES]; /* FREE: not listed */
+} directive;
 
 static const char *const loop_keys[] = {"target", "type", "factors", "permutation", NULL};
 static const char *const spatial_keys[] = {"target",      "type",  "factors",
@@ -937,7 +992,8 @@ static void default_order(const reader *r, uint8_t order[WL_NDIMS])
 }
 
 /* Every level starts with no loops, the default order, all spatial loops
- * on X, and keeps every data space unless it is a dummy container. */
+ * on X, and keeps every data space its constraints do not keep out (a
+ * dummy container's, and in a mapper input the constrained bypasses). */
 static void default_mapping(const reader *r, map_mapping *m)
 {
     const arch_spec *arch = &r->out->arch;
@@ -950,17 +1006,19 @@ static void default_mapping(const reader *r, map_mapping *m)
         default_order(r, level->spatial_order);
         level->spatial_split = r->n_dims;
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
-            level->keep[ds] = arch->level[i].cls != ARCH_CLASS_DUMMY;
+            level->keep[ds] = arch->level[i].constraints.keep[ds] != ARCH_KEEP_NEVER;
     }
 }
 
 /* Letters a dimension name in a factors string is made of. */
 #define DIM_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 
-/* Parse a factors string, "C1 M8 R1" or "R=3,P=16": each term a dimension
- * name, an optional '=', and a positive integer, terms separated by blanks
- * or commas.  Dimensions not named keep factor 1. */
-static as_code read_factors(const reader *r, const as_yaml_node *node, int64_t factor[WL_NDIMS])
+/* Parse a factors string, "C1 M8 R1", "R=3,P=16" or (constraints) "C<=4":
+ * each term a dimension name, '=' (optional), or '<=', and an integer;
+ * terms separated by blanks or commas.  The rules per context are at the
+ * top of this section. */
+static as_code read_factors(const reader *r, const as_yaml_node *node, directive_context context,
+                            directive *dir)
 {
     bool seen[WL_NDIMS] = {false};
     const char *s = node->scalar;
@@ -973,12 +1031,14 @@ static as_code read_factors(const reader *r, const as_yaml_node *node, int64_t f
         int64_t f;
         const char *value = s + name_length;
         value += strspn(value, " \t");
-        skip_text(&value, "=");
+        bool at_most = skip_text(&value, "<=");
+        if (!at_most)
+            skip_text(&value, "=");
         value += strspn(value, " \t");
         if (name_length == 0 || name_length >= sizeof name || !read_count(&value, &f) ||
             (*value && !strchr(" \t,", *value)))
-            return fail_at(r, node, "factors: expected terms like 'C4' or 'C=4', got '%s'",
-                           node->scalar);
+            return fail_at(r, node, "factors: expected terms like 'C4' or 'C=4'%s, got '%s'",
+                           context == IN_CONSTRAINTS ? " or 'C<=4'" : "", node->scalar);
         memcpy(name, s, name_length);
         name[name_length] = '\0';
         int dim = find_dim(r, name);
@@ -986,18 +1046,28 @@ static as_code read_factors(const reader *r, const as_yaml_node *node, int64_t f
             return fail_at(r, node, "factors: '%s' is not a dimension of the problem", name);
         if (seen[dim])
             return fail_at(r, node, "factors: %s is given twice", name);
-        if (f < 1)
-            return fail_at(r, node, "factors: %s must be at least 1", name);
         seen[dim] = true;
-        factor[r->dim_slot[dim]] = f;
+        wl_dim slot = r->dim_slot[dim];
+        int64_t bound = r->out->problem.bound[slot];
+        if (at_most && (context == IN_MAPPING || dir->kind == DIRECTIVE_SPATIAL))
+            return fail_at(r, node, "factors: %s<=%lld: upper bounds are for temporal constraints",
+                           name, (long long)f);
+        if (at_most && f < 1)
+            return fail_at(r, node, "factors: %s<=%lld: a bound must be at least 1", name,
+                           (long long)f);
+        if (context == IN_MAPPING && f < 1)
+            return fail_at(r, node, "factors: %s must be at least 1", name);
+        if (at_most)
+            dir->max_factor[slot] = f;
+        else
+            dir->factor[slot] = context == IN_CONSTRAINTS && (f == 0 || f > bound) ? bound : f;
         s = value;
     }
 }
 
 /* Parse a permutation string such as "QPCMRSN": one-letter dimension
- * names, innermost first.  Dimensions it leaves out follow in the default
- * order (Timeloop pads the same way). */
-static as_code read_permutation(const reader *r, const as_yaml_node *node, uint8_t order[WL_NDIMS])
+ * names, innermost first, then the others in the default order. */
+static as_code read_permutation(const reader *r, const as_yaml_node *node, directive *dir)
 {
     bool placed[WL_NDIMS] = {false};
     int n = 0;
@@ -1011,49 +1081,78 @@ static as_code read_permutation(const reader *r, const as_yaml_node *node, uint8
         if (placed[r->dim_slot[dim]])
             return fail_at(r, node, "permutation: %s is listed twice", name);
         placed[r->dim_slot[dim]] = true;
-        order[n++] = (uint8_t)r->dim_slot[dim];
+        dir->order[n++] = (uint8_t)r->dim_slot[dim];
     }
+    dir->n_order = n;
     uint8_t fallback[WL_NDIMS];
     default_order(r, fallback);
     for (int i = 0; i < WL_NDIMS; i++)
         if (!placed[fallback[i]])
-            order[n++] = fallback[i];
+            dir->order[n++] = fallback[i];
     return AS_OK;
 }
 
-/* keep / bypass lists of a datatype directive: data space names. */
-static as_code read_keep_list(reader *r, const as_yaml_node *directive, const char *key, bool keep,
-                              bool listed[WL_NDATASPACES], int target)
+/* keep / bypass list of a datatype directive: data space names, each at
+ * most once over both lists. */
+static as_code read_keep_list(const reader *r, const as_yaml_node *node, const char *key,
+                              arch_keep keep, directive *dir)
 {
-    const arch_level *hw = &r->out->arch.level[target];
-    map_level *level = &r->out->mapping.level[target];
+    const arch_level *hw = &r->out->arch.level[dir->level];
     const as_yaml_node *list;
-    as_code rc = maybe(r, directive, key, AS_YAML_SEQUENCE, &list);
+    as_code rc = maybe(r, node, key, AS_YAML_SEQUENCE, &list);
     for (int i = 0; rc == AS_OK && list && i < list->n; i++) {
         const as_yaml_node *item = list->items[i];
         int ds = find_dataspace(item->kind == AS_YAML_SCALAR ? item->scalar : "");
         if (ds < 0)
             return fail_at(r, item, "%s: expected Weights, Inputs or Outputs", key);
-        if (listed[ds])
+        if (dir->keep[ds] != ARCH_KEEP_FREE)
             return fail_at(r, item, "%s: %s is listed twice for %s", key, dataspace_names[ds],
                            hw->name);
-        if (keep && hw->cls == ARCH_CLASS_DUMMY)
+        if (keep == ARCH_KEEP_ALWAYS && hw->cls == ARCH_CLASS_DUMMY)
             return fail_at(r, item, "%s is a dummy container and cannot keep %s", hw->name,
                            dataspace_names[ds]);
-        listed[ds] = true;
-        level->keep[ds] = keep;
+        dir->keep[ds] = keep;
     }
     return rc;
 }
 
-/* One directive of the mapping list, applied to its target level. */
-static as_code read_directive(reader *r, const as_yaml_node *node,
-                              bool seen[ARCH_MAX_LEVELS][N_DIRECTIVE_KINDS])
+/* The loop part of a temporal or spatial directive: factors, permutation
+ * and (spatial) split. */
+static as_code read_loops(const reader *r, const as_yaml_node *node, directive_context context,
+                          directive *dir)
+{
+    const as_yaml_node *factors, *permutation, *split;
+    default_order(r, dir->order);
+    as_code rc = maybe(r, node, "factors", AS_YAML_SCALAR, &factors);
+    if (rc == AS_OK && factors)
+        rc = read_factors(r, factors, context, dir);
+    if (rc == AS_OK)
+        rc = maybe(r, node, "permutation", AS_YAML_SCALAR, &permutation);
+    if (rc == AS_OK && permutation)
+        rc = read_permutation(r, permutation, dir);
+    if (rc != AS_OK || dir->kind != DIRECTIVE_SPATIAL || !(split = as_yaml_get(node, "split")))
+        return rc;
+    rc = read_int(r, node, "split", true, 0, &dir->split);
+    if (rc == AS_OK && context == IN_MAPPING && dir->split > WL_NDIMS)
+        rc = fail_at(r, split, "split: expected at most %d", WL_NDIMS);
+    if (dir->split > WL_NDIMS)
+        dir->split = WL_NDIMS; /* constraints: past the last dimension, all on X */
+    return rc;
+}
+
+/* Read one directive (of a mapping or of constraints, see the top of this
+ * section): its type and target level, at most one of each kind per
+ * level, then its contents. */
+static as_code read_directive(const reader *r, const as_yaml_node *node, directive_context context,
+                              bool seen[ARCH_MAX_LEVELS][N_DIRECTIVE_KINDS], directive *dir)
 {
     const arch_spec *arch = &r->out->arch;
+    const char *what = context == IN_MAPPING ? "mapping" : "architecture_constraints";
     const char *type = NULL, *target = NULL;
+    memset(dir, 0, sizeof *dir);
+    dir->split = -1;
     if (node->kind != AS_YAML_MAPPING)
-        return fail_at(r, node, "mapping: expected a mapping per directive");
+        return fail_at(r, node, "%s: expected a mapping per directive", what);
     as_code rc = read_text(r, node, "type", &type);
     if (rc == AS_OK)
         rc = read_text(r, node, "target", &target);
@@ -1064,49 +1163,95 @@ static as_code read_directive(reader *r, const as_yaml_node *node,
            strcmp(directive_types[t].type, type) != 0)
         t++;
     if (t == sizeof directive_types / sizeof directive_types[0])
-        return fail_at(
-            r, as_yaml_get(node, "type"),
-            "mapping: unknown directive type '%s' (expected temporal, spatial, datatype or bypass)",
-            type);
-    directive_kind kind = directive_types[t].kind;
-    if ((rc = as_yaml_check_keys(r->doc, node, "mapping directive", directive_types[t].keys,
-                                 r->st)) != AS_OK)
+        return fail_at(r, as_yaml_get(node, "type"),
+                       "%s: unknown directive type '%s' (expected temporal, spatial, datatype or "
+                       "bypass)",
+                       what, type);
+    dir->kind = directive_types[t].kind;
+    if ((rc = as_yaml_check_keys(r->doc, node,
+                                 context == IN_MAPPING ? "mapping directive" : "constraint",
+                                 directive_types[t].keys, r->st)) != AS_OK)
         return rc;
-    int i = find_level(arch, target);
-    if (i < 0)
-        return fail_at(r, as_yaml_get(node, "target"),
-                       "mapping: target '%s' is not a storage level", target);
-    if (seen[i][kind])
-        return fail_at(r, node, "mapping: a second %s directive for %s", type, target);
-    seen[i][kind] = true;
-    map_level *level = &r->out->mapping.level[i];
-    if (kind == DIRECTIVE_DATATYPE) {
-        bool listed[WL_NDATASPACES] = {false};
-        rc = read_keep_list(r, node, "keep", true, listed, i);
-        return rc == AS_OK ? read_keep_list(r, node, "bypass", false, listed, i) : rc;
+    dir->level = find_level(arch, target);
+    if (dir->level < 0)
+        return fail_at(r, as_yaml_get(node, "target"), "%s: target '%s' is not a storage level",
+                       what, target);
+    if (seen[dir->level][dir->kind])
+        return fail_at(r, node, "%s: a second %s directive for %s", what, type, target);
+    seen[dir->level][dir->kind] = true;
+    if (dir->kind == DIRECTIVE_DATATYPE) {
+        rc = read_keep_list(r, node, "keep", ARCH_KEEP_ALWAYS, dir);
+        return rc == AS_OK ? read_keep_list(r, node, "bypass", ARCH_KEEP_NEVER, dir) : rc;
     }
-    bool spatial = kind == DIRECTIVE_SPATIAL;
-    if (spatial && arch_fanout(arch, i) == 1)
+    if (dir->kind == DIRECTIVE_SPATIAL && arch_fanout(arch, dir->level) == 1)
         return fail_at(r, node,
-                       "mapping: %s has no spatial fanout (as many instances below it as of it)",
+                       "%s: %s has no spatial fanout (as many instances below it as of it)", what,
                        target);
-    const as_yaml_node *factors, *permutation;
-    rc = maybe(r, node, "factors", AS_YAML_SCALAR, &factors);
-    if (rc == AS_OK && factors)
-        rc = read_factors(r, factors, spatial ? level->spatial : level->temporal);
-    if (rc == AS_OK)
-        rc = maybe(r, node, "permutation", AS_YAML_SCALAR, &permutation);
-    if (rc == AS_OK && permutation)
-        rc = read_permutation(r, permutation,
-                              spatial ? level->spatial_order : level->temporal_order);
-    if (rc == AS_OK && spatial) {
-        int64_t split = r->n_dims;
-        rc = read_int(r, node, "split", false, 0, &split);
-        if (rc == AS_OK && split > WL_NDIMS)
-            rc = fail_at(r, as_yaml_get(node, "split"), "split: expected at most %d", WL_NDIMS);
-        level->spatial_split = (int)split;
+    return read_loops(r, node, context, dir);
+}
+
+/* Apply a directive to the mapping: its factors, order, split (all on X
+ * when not given) and keep / bypass choices. */
+static void apply_to_mapping(const reader *r, const directive *dir)
+{
+    map_level *level = &r->out->mapping.level[dir->level];
+    if (dir->kind == DIRECTIVE_DATATYPE) {
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            if (dir->keep[ds] != ARCH_KEEP_FREE)
+                level->keep[ds] = dir->keep[ds] == ARCH_KEEP_ALWAYS;
+        return;
     }
-    return rc;
+    bool spatial = dir->kind == DIRECTIVE_SPATIAL;
+    int64_t *factor = spatial ? level->spatial : level->temporal;
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (dir->factor[d])
+            factor[d] = dir->factor[d];
+    memcpy(spatial ? level->spatial_order : level->temporal_order, dir->order, WL_NDIMS);
+    if (spatial)
+        level->spatial_split = dir->split >= 0 ? (int)dir->split : r->n_dims;
+}
+
+/* Apply a directive to its level's constraints (fixed and bounded factors,
+ * the fixed innermost part of the order, a fixed split, forced keeps). */
+static void apply_to_constraints(const reader *r, const directive *dir)
+{
+    arch_constraints *c = &r->out->arch.level[dir->level].constraints;
+    if (dir->kind == DIRECTIVE_DATATYPE) {
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            if (dir->keep[ds] != ARCH_KEEP_FREE)
+                c->keep[ds] = dir->keep[ds];
+        return;
+    }
+    size_t dims_bytes = sizeof dir->factor;
+    if (dir->kind == DIRECTIVE_TEMPORAL) {
+        memcpy(c->temporal_factor, dir->factor, dims_bytes);
+        memcpy(c->temporal_max, dir->max_factor, dims_bytes);
+        c->n_temporal_order = dir->n_order;
+        memcpy(c->temporal_order, dir->order, WL_NDIMS);
+        return;
+    }
+    memcpy(c->spatial_factor, dir->factor, dims_bytes);
+    c->n_spatial_order = dir->n_order;
+    memcpy(c->spatial_order, dir->order, WL_NDIMS);
+    c->spatial_split_fixed = dir->split >= 0;
+    c->spatial_split = dir->split >= 0 ? (int)dir->split : 0;
+}
+
+/* Read a list of directives in context, applying each as it is read. */
+static as_code read_directives(const reader *r, const as_yaml_node *list, directive_context context)
+{
+    bool seen[ARCH_MAX_LEVELS][N_DIRECTIVE_KINDS] = {{false}};
+    for (int i = 0; i < list->n; i++) {
+        directive dir;
+        as_code rc = read_directive(r, list->items[i], context, seen, &dir);
+        if (rc != AS_OK)
+            return rc;
+        if (context == IN_MAPPING)
+            apply_to_mapping(r, &dir);
+        else
+            apply_to_constraints(r, &dir);
+    }
+    return AS_OK;
 }
 
 /* Check that per dimension the factors of all levels multiply to the
@@ -1134,16 +1279,23 @@ static as_code check_factors(const reader *r, const as_yaml_node *mapping)
 /* The mapping section: a list of directives over the default mapping. */
 static as_code read_mapping(reader *r, const as_yaml_node *mapping)
 {
-    bool seen[ARCH_MAX_LEVELS][N_DIRECTIVE_KINDS] = {{false}};
     if (mapping->kind != AS_YAML_SEQUENCE)
         return fail_at(r, mapping, "mapping: expected a list of directives");
     default_mapping(r, &r->out->mapping);
-    for (int i = 0; i < mapping->n; i++) {
-        as_code rc = read_directive(r, mapping->items[i], seen);
-        if (rc != AS_OK)
-            return rc;
-    }
-    return check_factors(r, mapping);
+    as_code rc = read_directives(r, mapping, IN_MAPPING);
+    return rc == AS_OK ? check_factors(r, mapping) : rc;
+}
+
+/* architecture_constraints: {targets: [directive, ...]} into the levels'
+ * constraints. */
+static as_code read_constraints(reader *r, const as_yaml_node *constraints)
+{
+    static const char *const keys[] = {"targets", NULL};
+    const as_yaml_node *targets;
+    as_code rc = check_map(r, constraints, "architecture_constraints", keys);
+    if (rc == AS_OK)
+        rc = need(r, constraints, "targets", AS_YAML_SEQUENCE, &targets);
+    return rc == AS_OK ? read_directives(r, targets, IN_CONSTRAINTS) : rc;
 }
 
 /* Element precision of each data space: the word size of the innermost
@@ -1305,33 +1457,210 @@ static as_code read_table_file(reader *r, const char *path, const table_file *ki
     return rc;
 }
 
-/* ----------------------------------------------------------- model input */
+/* ------------------------------------------------------- mapper settings */
 
-/* The model input: architecture, problem and mapping, in that order
- * (the mapping refers to both). */
-static as_code read_model_input(reader *r, const as_yaml_node *root)
+/*
+ * The `mapper` section into map_search_options.  Keys absent take
+ * Timeloop's defaults (mapper.cpp): algorithm hybrid, metric EDP, search
+ * size 0 (unlimited), victory condition 500, timeout 1000, threads as many
+ * as the machine has (OpenMP's default here).  Timeloop's `timeout` counts
+ * consecutive invalid mappings, not seconds: it becomes
+ * consecutive_invalid_limit.  Timeloop divides search_size among its
+ * threads; here it is the total.  Padding and imperfect factorisation stay
+ * off, so that the space is Timeloop's; the seed is 1.
+ */
+
+/* Timeloop's search algorithms (either spelling) and ours: a linear walk
+ * over the pruned space is our exhaustive search; hybrid draws
+ * factorisations at random like random_pruned. */
+static const struct {
+    const char *name;
+    map_algorithm algorithm;
+} algorithms[] = {
+    {"random_pruned", MAP_ALGO_RANDOM_PRUNED}, {"random-pruned", MAP_ALGO_RANDOM_PRUNED},
+    {"random", MAP_ALGO_RANDOM_PRUNED},        {"hybrid", MAP_ALGO_RANDOM_PRUNED},
+    {"linear_pruned", MAP_ALGO_EXHAUSTIVE},    {"linear-pruned", MAP_ALGO_EXHAUSTIVE},
+    {"exhaustive", MAP_ALGO_EXHAUSTIVE},
+};
+
+/* Timeloop's optimisation metrics; "delay" is cycles. */
+static const struct {
+    const char *name;
+    map_metric metric;
+} metrics[] = {
+    {"edp", MAP_METRIC_EDP}, {"energy", MAP_METRIC_ENERGY}, {"delay", MAP_METRIC_CYCLES}};
+
+/* Integer settings: key, field, smallest value, Timeloop's default. */
+static const struct {
+    const char *key;
+    size_t offset;
+    int64_t min, fallback;
+} mapper_counts[] = {
+    {"search_size", offsetof(map_search_options, search_size), 0, 0},
+    {"victory_condition", offsetof(map_search_options, victory_condition), 0, 500},
+    {"timeout", offsetof(map_search_options, consecutive_invalid_limit), 0, 1000},
+};
+
+/* algorithm: one of the names above. */
+static as_code read_algorithm(const reader *r, const as_yaml_node *mapper, map_search_options *o)
+{
+    const char *name = "hybrid";
+    as_code rc = read_text(r, mapper, "algorithm", &name);
+    size_t i = 0;
+    while (rc == AS_OK && i < sizeof algorithms / sizeof algorithms[0] &&
+           strcmp(algorithms[i].name, name) != 0)
+        i++;
+    if (rc == AS_OK && i == sizeof algorithms / sizeof algorithms[0])
+        return fail_at(r, as_yaml_get(mapper, "algorithm"),
+                       "algorithm: unknown '%s' (expected random_pruned, linear_pruned, "
+                       "exhaustive or hybrid)",
+                       name);
+    if (rc == AS_OK)
+        o->algorithm = algorithms[i].algorithm;
+    return rc;
+}
+
+/* optimization_metrics: a list of 1 to 3 distinct metrics, most important
+ * first (compared lexicographically). */
+static as_code read_metrics(const reader *r, const as_yaml_node *mapper, map_search_options *o)
+{
+    const int max_metrics = (int)(sizeof o->objective.metric / sizeof o->objective.metric[0]);
+    const as_yaml_node *list;
+    o->objective = (map_objective){.n_metrics = 1, .metric = {MAP_METRIC_EDP}};
+    as_code rc = maybe(r, mapper, "optimization_metrics", AS_YAML_SEQUENCE, &list);
+    if (rc != AS_OK || !list)
+        return rc;
+    if (list->n < 1 || list->n > max_metrics)
+        return fail_at(r, list, "optimization_metrics: expected 1 to %d metrics, got %d",
+                       max_metrics, list->n);
+    o->objective.n_metrics = list->n;
+    for (int k = 0; k < list->n; k++) {
+        const as_yaml_node *item = list->items[k];
+        const char *name = item->kind == AS_YAML_SCALAR ? item->scalar : "";
+        size_t i = 0;
+        while (i < sizeof metrics / sizeof metrics[0] && strcmp(metrics[i].name, name) != 0)
+            i++;
+        if (i == sizeof metrics / sizeof metrics[0])
+            return fail_at(r, item,
+                           "optimization_metrics: unknown '%s' (expected edp, energy or "
+                           "delay)",
+                           name);
+        for (int j = 0; j < k; j++)
+            if (o->objective.metric[j] == metrics[i].metric)
+                return fail_at(r, item, "optimization_metrics: '%s' is listed twice", name);
+        o->objective.metric[k] = metrics[i].metric;
+    }
+    return AS_OK;
+}
+
+/* The mapper section (see the top of this section). */
+static as_code read_mapper_settings(const reader *r, const as_yaml_node *mapper,
+                                    map_search_options *o)
 {
     /* clang-format off */
-    static const char *const keys[] = {"architecture", "problem", "mapping",
-                                       "architecture_constraints", "compound_components",
-                                       "globals", "dumped_by_timeloop_front_end", NULL};
+    static const char *const keys[] = {
+        "version", "algorithm", "optimization_metrics", "num_threads", "search_size",
+        "victory_condition", "timeout", "max_permutations_per_if_visit",
+        /* accepted, without effect here */
+        "max_temporal_loops_in_a_mapping", "out_prefix", "diagnostics", "emit_whoop_nest",
+        "live_status", "log_interval", "log_stats", "log_suboptimal",
+        "penalize_consecutive_bypass_fails", NULL};
     /* clang-format on */
-    const as_yaml_node *architecture, *problem, *mapping;
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    int64_t threads = 0, permutations = 1;
+    as_code rc = check_map(r, mapper, "mapper", keys);
+    if (rc == AS_OK)
+        rc = read_algorithm(r, mapper, o);
+    if (rc == AS_OK)
+        rc = read_metrics(r, mapper, o);
+    if (rc == AS_OK)
+        rc = read_int(r, mapper, "num_threads", false, 1, &threads);
+    if (rc == AS_OK)
+        rc = read_int(r, mapper, "max_permutations_per_if_visit", false, 1, &permutations);
+    o->threads = (int)threads;
+    for (size_t i = 0; rc == AS_OK && i < sizeof mapper_counts / sizeof mapper_counts[0]; i++) {
+        int64_t *field = (int64_t *)((char *)o + mapper_counts[i].offset);
+        *field = mapper_counts[i].fallback;
+        rc = read_int(r, mapper, mapper_counts[i].key, false, mapper_counts[i].min, field);
+    }
+    return rc;
+}
+
+/* mapspace: Timeloop's template name, which must be uber (the only map
+ * space there is here). */
+static as_code read_mapspace(const reader *r, const as_yaml_node *mapspace)
+{
+    static const char *const keys[] = {"version", "template", NULL};
+    const char *template_name = "uber";
+    as_code rc = check_map(r, mapspace, "mapspace", keys);
+    if (rc == AS_OK)
+        rc = read_text(r, mapspace, "template", &template_name);
+    if (rc == AS_OK && strcmp(template_name, "uber") != 0)
+        rc = fail_at(r, as_yaml_get(mapspace, "template"),
+                     "mapspace: template '%s' is not supported (expected uber)", template_name);
+    return rc;
+}
+
+/* ---------------------------------------------------- model and mapper input */
+
+/* Top-level keys of the two inputs.  Sections that only feed Accelergy
+ * (compound_components, globals) are accepted; so are a model input's
+ * architecture_constraints, which only the mapper reads. */
+/* clang-format off */
+static const char *const model_keys[] = {
+    "architecture", "problem", "mapping", "architecture_constraints", "compound_components",
+    "globals", "dumped_by_timeloop_front_end", NULL};
+static const char *const mapper_keys[] = {
+    "architecture", "problem", "architecture_constraints", "mapper", "mapspace",
+    "compound_components", "globals", "dumped_by_timeloop_front_end", NULL};
+/* clang-format on */
+
+/* The rest of a mapper input, after architecture and problem: the
+ * constraints, a default mapping that honours their bypasses (so that data
+ * space precisions come from the levels that may keep them), the mapper
+ * settings and the map space. */
+static as_code read_mapper_sections(reader *r, const as_yaml_node *root,
+                                    map_search_options *options)
+{
+    const as_yaml_node *constraints, *mapper, *mapspace;
+    as_code rc = maybe(r, root, "architecture_constraints", AS_YAML_MAPPING, &constraints);
+    if (rc == AS_OK && constraints)
+        rc = read_constraints(r, constraints);
+    default_mapping(r, &r->out->mapping);
+    if (rc == AS_OK)
+        rc = need(r, root, "mapper", AS_YAML_MAPPING, &mapper);
+    if (rc == AS_OK)
+        rc = read_mapper_settings(r, mapper, options);
+    if (rc == AS_OK)
+        rc = maybe(r, root, "mapspace", AS_YAML_MAPPING, &mapspace);
+    if (rc == AS_OK && mapspace)
+        rc = read_mapspace(r, mapspace);
+    return rc;
+}
+
+/* A model input (options NULL: architecture, problem, mapping) or a mapper
+ * input (architecture, problem, constraints, settings into *options); the
+ * problem is read after the architecture and before what refers to both. */
+static as_code read_input(reader *r, const as_yaml_node *root, map_search_options *options)
+{
+    const char *what = options ? "mapper input" : "model input";
+    const as_yaml_node *architecture, *problem, *mapping = NULL;
     if (!root)
         return fail_at(r, NULL, "empty file");
-    as_code rc = check_map(r, root, "model input", keys);
+    as_code rc = check_map(r, root, what, options ? mapper_keys : model_keys);
     if (rc == AS_OK)
         rc = need(r, root, "architecture", AS_YAML_MAPPING, &architecture);
     if (rc == AS_OK)
         rc = need(r, root, "problem", AS_YAML_MAPPING, &problem);
-    if (rc == AS_OK)
+    if (rc == AS_OK && !options)
         rc = need(r, root, "mapping", AS_YAML_SEQUENCE, &mapping);
     if (rc == AS_OK)
         rc = read_architecture(r, architecture);
     if (rc == AS_OK)
         rc = read_problem(r, problem);
     if (rc == AS_OK)
-        rc = read_mapping(r, mapping);
+        rc = options ? read_mapper_sections(r, root, options) : read_mapping(r, mapping);
     if (rc == AS_OK)
         set_dataspace_bits(r->out);
     return rc;
@@ -1370,17 +1699,18 @@ static void fill_from_tables(arch_spec *arch, bool energies, bool areas)
         arch->compute.area_um2 = filled.compute.area_um2;
 }
 
-as_code map_timeloop_load(const char *model_input_path, const char *ert_path, const char *art_path,
-                          map_timeloop_case *out, as_status *st)
+/* Read an input file (see read_input) and its tables into out. */
+static as_code load_input(const char *path, const char *ert_path, const char *art_path,
+                          map_timeloop_case *out, map_search_options *options, as_status *st)
 {
     memset(out, 0, sizeof *out);
     reader r = {.st = st, .out = out};
     as_yaml_doc doc;
-    as_code rc = as_yaml_load(model_input_path, &doc, st);
+    as_code rc = as_yaml_load(path, &doc, st);
     if (rc != AS_OK)
         return rc;
     r.doc = &doc;
-    rc = read_model_input(&r, doc.root);
+    rc = read_input(&r, doc.root, options);
     as_yaml_free(&doc);
     if (rc == AS_OK && ert_path)
         rc = read_table_file(&r, ert_path, &ert_file);
@@ -1391,4 +1721,17 @@ as_code map_timeloop_load(const char *model_input_path, const char *ert_path, co
     if (rc == AS_OK && (!ert_path || !art_path))
         fill_from_tables(&out->arch, !ert_path, !art_path);
     return rc;
+}
+
+as_code map_timeloop_load(const char *model_input_path, const char *ert_path, const char *art_path,
+                          map_timeloop_case *out, as_status *st)
+{
+    return load_input(model_input_path, ert_path, art_path, out, NULL, st);
+}
+
+as_code map_timeloop_load_mapper(const char *mapper_input_path, const char *ert_path,
+                                 const char *art_path, map_mapper_case *out, as_status *st)
+{
+    memset(&out->options, 0, sizeof out->options);
+    return load_input(mapper_input_path, ert_path, art_path, &out->model, &out->options, st);
 }
