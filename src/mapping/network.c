@@ -1,0 +1,683 @@
+/*
+ * network.c -- a whole network on one architecture, layer by layer, no
+ * fusion (map_network_evaluate, map_network_by_op_type).
+ *
+ * Layers.  Every live, unfolded op that does work is a layer, listed in
+ * topological order: compute ops (Conv, ConvTranspose, Gemm, MatMul) are
+ * mapped by the mapper; the others (elementwise, normalisation, pooling,
+ * reductions, data movement) are costed by the vector-unit model below.
+ * Views, shape arithmetic, folded and dead ops cost nothing and are not
+ * listed; neither are unknown op types (the workload layer costs them as
+ * zero and warns about them).
+ *
+ * Distinct problems.  Two compute ops whose problems agree in kind,
+ * bounds, strides, dilations, projections, read/write roles, bits and
+ * densities have the same best mapping, so each such class is searched
+ * once and every layer of the class shares its result.  Every search uses
+ * the caller's seed, so a problem's mapping does not depend on the network
+ * around it or on its position there.
+ *
+ * Precision.  The mapper counts words, one element of a data space per
+ * word: on chip, elements are stored and moved at the hardware's
+ * word_bits whatever the tensor's precision (the datapath's own format).
+ * Off chip, tensors are stored packed at their storage precision
+ * (wl_tensor.bits, which the precision transforms set), so for each data
+ * space DRAM bytes = DRAM words * bits / 8, DRAM energy = the mapping's
+ * DRAM-level energy * bits / word_bits (the same energy per bit moved),
+ * and DRAM time = bytes / bandwidth.  bf16 tensors thus move half the
+ * bytes of fp32 ones on any architecture.
+ *
+ * Compute layers.  When the backing store (the last level) is DRAM, the
+ * mapping's traffic there is the layer's DRAM traffic -- inputs and
+ * weights read, outputs written, refetches and partial-sum round trips
+ * included -- and the op's inputs that the loop nest does not model (a
+ * conv's bias, Gemm's C) are read once more.  When the backing store is
+ * on chip (a Timeloop design without DRAM), every level counts as on-chip
+ * storage and the layer additionally reads its inputs and weights from
+ * DRAM and writes its outputs back once (wl_op_stats_get).  Either way
+ * DRAM traffic is counted once.  Cycles = max(compute cycles, each on-chip
+ * level's bandwidth-limited cycles, DRAM bytes / DRAM bytes per cycle):
+ * transfers overlap compute (double buffering), and the byte-based DRAM
+ * time replaces the mapping's word-based one.
+ *
+ * Other layers: the vector unit.  work = element operations (vector_ops
+ * states them per op type); the unit does vector_lanes() of them per
+ * cycle; energy = work * the compute unit's MAC energy (an add, compare,
+ * multiply or table lookup costs at most one MAC).  Traffic: inputs and
+ * weights read from DRAM, outputs written (wl_op_stats_get); cycles =
+ * max(work / lanes, DRAM time).  Staging through on-chip buffers is not
+ * costed.
+ *
+ * Threads.  Distinct problems are mapped in parallel, one search per
+ * thread when there are at least as many problems as threads, otherwise
+ * the threads go into the searches.  Results are stored per class and
+ * summed in layer order afterwards, so the totals do not depend on the
+ * thread count (the mapper's result does not either).
+ *
+ * Interruption.  *stop_flag is polled between search steps.  A class whose
+ * search has found a valid mapping keeps the best so far; the layers of a
+ * class never searched, or without a valid mapping yet, are left
+ * unmapped: mapped = false, zero costs, counted in n_unmapped.  Totals are
+ * then partial and interrupted is true.
+ */
+#include "mapping.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OP_FMT "%s: node %d '%s' (%s)"
+#define OP_ARGS(g, op) (g)->source, (op)->source_index, (op)->name, (op)->op_type
+
+/* Evaluations per search step: enough for one round of the mapper's
+ * parallel chunks (8 of 1,000 in search.c), few enough that the stop flag
+ * is seen within some 30 ms at the evaluator's ~4 us per mapping. */
+#define STEP_EVALUATIONS 8192
+/* Budget per problem when neither the caller nor the search options bound
+ * a random search (it would never end otherwise). */
+#define DEFAULT_RANDOM_BUDGET 20000
+/* A search without a valid mapping when its budget runs out gets this
+ * many more budgets before its layer is declared unmappable. */
+#define EXTRA_BUDGETS 4
+
+const char *map_component_name(map_component c)
+{
+    static const char *const names[MAP_N_COMPONENTS] = {
+        [MAP_COMP_MAC] = "mac",
+        [MAP_COMP_ONCHIP] = "onchip",
+        [MAP_COMP_DRAM] = "dram",
+        [MAP_COMP_VECTOR] = "network_vector",
+    };
+    return (unsigned)c < MAP_N_COMPONENTS ? names[c] : "?";
+}
+
+void map_network_options_default(map_network_options *o)
+{
+    memset(o, 0, sizeof *o);
+    map_search_options_default(&o->search);
+}
+
+/* ------------------------------------------------------ problem classes */
+
+/*
+ * What makes two problems the same for the mapper, laid out without
+ * padding bytes (every field 8 bytes wide) and built on a zeroed struct,
+ * so that memcmp and a byte hash are exact.  Pads, the op and the tensors
+ * behind the data spaces are left out: they do not change a mapping.
+ */
+typedef struct problem_key {
+    int64_t kind;
+    int64_t bound[WL_NDIMS];
+    int64_t stride[2], dilation[2];
+    struct {
+        int64_t n_ranks, read_write, bits;
+        double density;
+        int64_t term[WL_MAX_DS_RANKS][2][2]; /* (dim, coef); zero when absent */
+    } ds[WL_NDATASPACES];
+} problem_key;
+
+static void problem_key_of(const wl_problem *p, problem_key *k)
+{
+    memset(k, 0, sizeof *k);
+    k->kind = p->kind;
+    for (int d = 0; d < WL_NDIMS; d++)
+        k->bound[d] = p->bound[d];
+    for (int i = 0; i < 2; i++) {
+        k->stride[i] = p->stride[i];
+        k->dilation[i] = p->dilation[i];
+    }
+    for (int s = 0; s < WL_NDATASPACES; s++) {
+        const wl_dataspace *ds = &p->ds[s];
+        k->ds[s].n_ranks = ds->n_ranks;
+        k->ds[s].read_write = ds->read_write;
+        k->ds[s].bits = ds->bits;
+        k->ds[s].density = ds->density;
+        for (int r = 0; r < ds->n_ranks && r < WL_MAX_DS_RANKS; r++)
+            for (int t = 0; t < ds->ranks[r].n_terms && t < 2; t++) {
+                k->ds[s].term[r][t][0] = ds->ranks[r].terms[t].dim;
+                k->ds[s].term[r][t][1] = ds->ranks[r].terms[t].coef;
+            }
+    }
+}
+
+/* One distinct problem and what its search found. */
+typedef struct problem_class {
+    problem_key key;
+    wl_problem problem; /* as lowered from the first layer of the class */
+    int32_t first_op;   /* that layer's op, for messages */
+    /* Filled by map_class. */
+    as_code code; /* the search could not start: status says why */
+    as_status status;
+    bool searched; /* the search ran to its end or budget (not interrupted) */
+    bool found;    /* a valid mapping exists: mapping, eval, mapped */
+    map_mapping mapping;
+    map_eval eval;
+    wl_problem mapped; /* the problem mapped, padded when padding was chosen */
+    int64_t evaluated;
+} problem_class;
+
+/* The classes of a network, found by an open-addressing hash table of
+ * class indices (capacity a power of two, at most half full). */
+typedef struct class_table {
+    problem_class *cls;
+    int32_t n;
+    int32_t *slot; /* class index or -1 */
+    uint64_t mask;
+} class_table;
+
+static bool class_table_init(class_table *t, int32_t max_classes)
+{
+    uint64_t slots = 16;
+    while (slots < 2 * (uint64_t)max_classes)
+        slots *= 2;
+    t->n = 0;
+    t->mask = slots - 1;
+    t->cls = calloc((size_t)(max_classes > 0 ? max_classes : 1), sizeof *t->cls);
+    t->slot = malloc(slots * sizeof *t->slot);
+    if (!t->cls || !t->slot)
+        return false;
+    for (uint64_t i = 0; i < slots; i++)
+        t->slot[i] = -1;
+    return true;
+}
+
+static void class_table_free(class_table *t)
+{
+    free(t->cls);
+    free(t->slot);
+}
+
+/* The class of problem p (lowered from op), added when new.  The table
+ * was sized for every compute layer, so there is always room. */
+static int32_t class_of(class_table *t, const wl_problem *p, int32_t op)
+{
+    problem_key k;
+    problem_key_of(p, &k);
+    uint64_t i = as_hash_bytes(&k, sizeof k, AS_HASH_SEED) & t->mask;
+    for (; t->slot[i] >= 0; i = (i + 1) & t->mask)
+        if (memcmp(&t->cls[t->slot[i]].key, &k, sizeof k) == 0)
+            return t->slot[i];
+    problem_class *c = &t->cls[t->n];
+    c->key = k;
+    c->problem = *p;
+    c->first_op = op;
+    t->slot[i] = t->n;
+    return t->n++;
+}
+
+/* -------------------------------------------------------------- mapping */
+
+/* What every search of one network shares. */
+typedef struct network_job {
+    const wl_graph *g;
+    const arch_spec *a;
+    const map_network_options *o;
+    int64_t budget; /* evaluations per problem; 0 = until the search ends */
+} network_job;
+
+static bool stop_requested(const network_job *job)
+{
+    return job->o->stop_flag && *job->o->stop_flag;
+}
+
+/* The caller's budget; when it is 0, the search's own termination, except
+ * for a random search that has none (it would run forever). */
+static int64_t effective_budget(const map_network_options *o)
+{
+    const map_search_options *s = &o->search;
+    if (o->budget_per_problem > 0)
+        return o->budget_per_problem;
+    bool unbounded = s->algorithm == MAP_ALGO_RANDOM_PRUNED && s->search_size <= 0 &&
+                     s->victory_condition <= 0 && s->timeout_seconds <= 0;
+    return unbounded ? DEFAULT_RANDOM_BUDGET : 0;
+}
+
+/*
+ * Search class c with `threads` threads: steps of STEP_EVALUATIONS until
+ * the budget is spent (extended by up to EXTRA_BUDGETS budgets while no
+ * valid mapping has been found), the search ends, or the stop flag is set;
+ * then keep the best mapping found.
+ */
+static void map_class(const network_job *job, problem_class *c, int threads)
+{
+    map_search_options so = job->o->search;
+    so.threads = threads;
+    map_search *s = NULL;
+    c->code = map_search_init(&s, job->a, &c->problem, &so, &c->status);
+    if (c->code != AS_OK)
+        return;
+    int64_t limit = job->budget;
+    bool running = true;
+    while (running && !stop_requested(job)) {
+        int64_t done = map_search_evaluated(s), step = STEP_EVALUATIONS;
+        if (job->budget > 0 && done >= limit) {
+            bool have_one = map_search_best(s, &c->mapping, &c->eval, &c->mapped);
+            if (have_one || limit >= job->budget * (1 + EXTRA_BUDGETS))
+                break;
+            limit += job->budget;
+        }
+        if (job->budget > 0 && limit - done < step)
+            step = limit - done;
+        running = map_search_step(s, step);
+    }
+    c->searched = !stop_requested(job);
+    c->found = map_search_best(s, &c->mapping, &c->eval, &c->mapped);
+    c->evaluated = map_search_evaluated(s);
+    map_search_free(s);
+}
+
+/* Search every class, in parallel when there are several (see the top of
+ * the file); report progress after each, never two calls at once. */
+static void map_classes(const network_job *job, class_table *t)
+{
+    const map_network_options *o = job->o;
+    int threads = o->search.threads > 0 ? o->search.threads : omp_get_max_threads();
+    int outer = threads < t->n ? threads : t->n;
+    if (outer < 1)
+        outer = 1;
+    int inner = threads / outer;
+    int32_t done = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(outer)
+    for (int32_t i = 0; i < t->n; i++) {
+        if (stop_requested(job))
+            continue;
+        map_class(job, &t->cls[i], inner);
+#pragma omp critical(map_network_progress)
+        {
+            done++;
+            if (o->progress)
+                o->progress(o->progress_user, done, t->n);
+        }
+    }
+}
+
+/* The first failure among the classes, in class order: a search that
+ * could not start, or (when not interrupted) a problem without any valid
+ * mapping. */
+static as_code check_classes(const network_job *job, const class_table *t, bool interrupted,
+                             as_status *st)
+{
+    for (int32_t i = 0; i < t->n; i++) {
+        const problem_class *c = &t->cls[i];
+        const wl_op *op = &job->g->ops[c->first_op];
+        if (c->code != AS_OK)
+            return as_fail(st, c->code, "%s", c->status.message);
+        if (!c->found && !interrupted)
+            return as_fail(st, AS_EINVAL, OP_FMT ": no valid mapping on %s after %lld evaluations",
+                           OP_ARGS(job->g, op), job->a->name, (long long)c->evaluated);
+    }
+    return AS_OK;
+}
+
+/* ------------------------------------------------------------- costing */
+
+/* MACs per cycle with every unit busy (as map_evaluate counts them). */
+static double peak_macs_per_cycle(const arch_spec *a)
+{
+    const arch_compute *c = &a->compute;
+    int64_t lanes = c->kind == ARCH_COMPUTE_MAC        ? 1
+                    : c->kind == ARCH_COMPUTE_SYSTOLIC ? (int64_t)c->rows * c->cols
+                                                       : c->rows;
+    return (double)(c->instances > 0 ? c->instances : 1) * (double)lanes;
+}
+
+/* Element operations per cycle of the vector unit, assumed: one per MAC
+ * unit; `rows` lanes per vector unit; one array edge (`cols` lanes) per
+ * systolic array, which is how wide Gemmini's and the TPU's activation
+ * and normalisation units are fed. */
+static double vector_lanes(const arch_spec *a)
+{
+    const arch_compute *c = &a->compute;
+    int lanes = c->kind == ARCH_COMPUTE_MAC        ? 1
+                : c->kind == ARCH_COMPUTE_SYSTOLIC ? c->cols
+                                                   : c->rows;
+    return (double)(c->instances > 0 ? c->instances : 1) * (double)(lanes > 0 ? lanes : 1);
+}
+
+/* Cycles to move `bytes` across the DRAM interface at its bandwidth;
+ * 0 when the architecture states none. */
+static int64_t dram_cycles(const arch_spec *a, int64_t bytes)
+{
+    double bytes_per_cycle = a->dram.bandwidth_GBps * 1e9 * a->cycle_seconds;
+    return bytes_per_cycle > 0 ? (int64_t)ceil((double)bytes / bytes_per_cycle) : 0;
+}
+
+static int64_t max_i64(int64_t x, int64_t y)
+{
+    return x > y ? x : y;
+}
+
+static int64_t tensor_elements(const wl_graph *g, int32_t t)
+{
+    int64_t n = t >= 0 ? wl_tensor_elements(&g->tensors[t]) : 0;
+    return n > 0 ? n : 0;
+}
+
+/* Positions of a pooling window (product of kernel_shape). */
+static int64_t window_positions(const wl_op *op)
+{
+    int64_t n = 1;
+    for (int i = 0; i < op->attrs.n_spatial && i < WL_MAX_SPATIAL; i++)
+        n *= op->attrs.kernel_shape[i] > 0 ? op->attrs.kernel_shape[i] : 1;
+    return n;
+}
+
+/*
+ * Element operations of a non-compute op (the vector-unit model's work):
+ *  - elementwise (unary, binary, Cast): one per output element;
+ *  - BatchNormalization: 2 per element (scale and shift, the statistics
+ *    folded ahead of time); LayerNormalization: 5 (mean, centre, square
+ *    and accumulate, normalise, affine); Softmax: 4 (max, exp, sum,
+ *    divide);
+ *  - reductions and global pooling: one per input element;
+ *  - windowed pooling: one per output element and window position;
+ *  - data movement: none (the copy is its DRAM traffic).
+ */
+static int64_t vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s)
+{
+    int64_t in = op->n_inputs > 0 ? tensor_elements(g, op->inputs[0]) : 0;
+    switch (op->kind) {
+    case WL_OP_BATCHNORM:
+        return 2 * s->output_elements;
+    case WL_OP_LAYERNORM:
+        return 5 * s->output_elements;
+    case WL_OP_SOFTMAX:
+        return 4 * s->output_elements;
+    case WL_OP_MAX_POOL:
+    case WL_OP_AVERAGE_POOL:
+        return window_positions(op) * s->output_elements;
+    default:
+        break;
+    }
+    switch (wl_op_kind_category(op->kind)) {
+    case WL_CAT_UNARY:
+    case WL_CAT_BINARY:
+    case WL_CAT_NORM:
+        return s->output_elements;
+    case WL_CAT_REDUCE:
+    case WL_CAT_POOL:
+        return in;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes of op's inputs that problem p does not model (a conv's bias,
+ * Gemm's C), each tensor once: read once from DRAM. */
+static int64_t unmodelled_input_bytes(const wl_graph *g, const wl_op *op, const wl_problem *p)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < op->n_inputs; i++) {
+        int32_t t = op->inputs[i];
+        bool seen = t < 0;
+        for (int ds = 0; ds < WL_NDATASPACES && !seen; ds++)
+            seen = p->ds[ds].tensor == t;
+        for (int j = 0; j < i && !seen; j++)
+            seen = op->inputs[j] == t;
+        if (!seen && wl_tensor_bytes(&g->tensors[t]) > 0)
+            bytes += wl_tensor_bytes(&g->tensors[t]);
+    }
+    return bytes;
+}
+
+/* Unfused traffic of an op: inputs and weights read, outputs written. */
+static int64_t unfused_dram_bytes(const wl_op_stats *s)
+{
+    return s->input_bytes + s->weight_bytes + s->output_bytes;
+}
+
+/* Energy of moving `bytes` across the DRAM interface. */
+static double dram_pJ(const arch_spec *a, int64_t bytes)
+{
+    return (double)bytes * 8 * a->dram.energy_pJ_per_bit;
+}
+
+/* DRAM traffic and energy of a compute layer whose backing store is DRAM:
+ * the words the mapping moves there per data space, at the tensor's
+ * precision (see "Precision" at the top of the file). */
+static void mapped_dram_traffic(const arch_spec *a, const map_eval *e, const wl_problem *p,
+                                int64_t *bytes, double *energy_pJ)
+{
+    int b = a->n_levels - 1;
+    const map_level_stats *ls = &e->level[b];
+    int word_bits = a->level[b].word_bits > 0 ? a->level[b].word_bits : 8;
+    *bytes = 0;
+    *energy_pJ = ls->leak_pJ;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        const map_ds_stats *d = &ls->ds[ds];
+        int bits = p->ds[ds].bits > 0 ? p->ds[ds].bits : word_bits;
+        int64_t instances = d->utilized_instances > 0 ? d->utilized_instances : 1;
+        int64_t words = (d->reads + d->fills + d->updates) * instances;
+        *bytes += (words * bits + 7) / 8;
+        *energy_pJ += d->energy_pJ * bits / word_bits;
+    }
+}
+
+/* Energies, cycles and traffic of compute layer r from its class's search
+ * (r->problem holds the layer's own problem on entry, the mapped one with
+ * the layer's op and tensors on return). */
+static void cost_compute_layer(const network_job *job, const problem_class *c, map_layer_result *r)
+{
+    const arch_spec *a = job->a;
+    const wl_op *op = &job->g->ops[r->op];
+    const map_eval *e = &c->eval;
+    wl_problem own = r->problem;
+    r->macs = wl_problem_macs(&own);
+    if (!c->found)
+        return; /* unmapped: costs stay zero */
+    r->mapped = true;
+    r->mapping = c->mapping;
+    r->problem = c->mapped;
+    r->problem.op = own.op;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        r->problem.ds[ds].tensor = own.ds[ds].tensor;
+    r->padded_macs = e->macs;
+
+    bool dram_backed = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM;
+    int onchip_levels = dram_backed ? a->n_levels - 1 : a->n_levels;
+    double *energy = r->energy_by_component_pJ;
+    int64_t cycles = e->compute_cycles;
+    energy[MAP_COMP_MAC] = e->mac_energy_pJ;
+    for (int l = 0; l < a->n_levels; l++) {
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            energy[MAP_COMP_VECTOR] += e->level[l].net[ds].energy_pJ;
+        if (l < onchip_levels) {
+            energy[MAP_COMP_ONCHIP] += e->level[l].energy_pJ;
+            cycles = max_i64(cycles, e->level[l].cycles);
+        }
+    }
+    if (dram_backed) {
+        mapped_dram_traffic(a, e, &own, &r->dram_bytes, &energy[MAP_COMP_DRAM]);
+        int64_t extra = unmodelled_input_bytes(job->g, op, &own);
+        r->dram_bytes += extra;
+        energy[MAP_COMP_DRAM] += dram_pJ(a, extra);
+    } else {
+        wl_op_stats s;
+        wl_op_stats_get(job->g, r->op, &s);
+        r->dram_bytes = unfused_dram_bytes(&s);
+        energy[MAP_COMP_DRAM] = dram_pJ(a, r->dram_bytes);
+    }
+    r->cycles = max_i64(cycles, dram_cycles(a, r->dram_bytes));
+}
+
+/* The vector-unit and DRAM model of a non-compute layer (top of file). */
+static void cost_vector_layer(const network_job *job, map_layer_result *r)
+{
+    const arch_spec *a = job->a;
+    wl_op_stats s;
+    wl_op_stats_get(job->g, r->op, &s);
+    int64_t work = vector_ops(job->g, &job->g->ops[r->op], &s);
+    r->mapped = true;
+    r->dram_bytes = unfused_dram_bytes(&s);
+    r->energy_by_component_pJ[MAP_COMP_VECTOR] = (double)work * a->compute.mac_pJ;
+    r->energy_by_component_pJ[MAP_COMP_DRAM] = dram_pJ(a, r->dram_bytes);
+    r->cycles =
+        max_i64((int64_t)ceil((double)work / vector_lanes(a)), dram_cycles(a, r->dram_bytes));
+}
+
+/* ------------------------------------------------------------- layers */
+
+/* An op that does work at run time (see "Layers" at the top). */
+static bool is_layer(const wl_op *op)
+{
+    wl_op_category c = wl_op_kind_category(op->kind);
+    return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_SHAPE && c != WL_CAT_UNKNOWN;
+}
+
+static bool is_compute(const wl_op *op)
+{
+    return wl_op_kind_category(op->kind) == WL_CAT_COMPUTE;
+}
+
+/* The layers of g in topological order (only `only_layer` when set) into
+ * r->layers, each compute layer with its own problem and class. */
+static as_code collect_layers(const wl_graph *g, const char *only_layer, class_table *t,
+                              map_network_result *r, as_status *st)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < g->n_order; k++) {
+        const wl_op *op = &g->ops[g->order[k]];
+        n += is_layer(op) && (!only_layer || strcmp(op->name, only_layer) == 0);
+    }
+    if (only_layer && n == 0)
+        return as_fail(st, AS_EINVAL,
+                       "%s: no layer named '%s' (views and folded ops are not layers)", g->source,
+                       only_layer);
+    r->layers = calloc((size_t)(n > 0 ? n : 1), sizeof *r->layers);
+    if (!r->layers || !class_table_init(t, n))
+        return as_fail(st, AS_ENOMEM, "%s: out of memory for %d layers", g->source, n);
+    for (int32_t k = 0; k < g->n_order; k++) {
+        int32_t o = g->order[k];
+        const wl_op *op = &g->ops[o];
+        if (!is_layer(op) || (only_layer && strcmp(op->name, only_layer) != 0))
+            continue;
+        map_layer_result *layer = &r->layers[r->n_layers++];
+        layer->op = o;
+        layer->problem_class = -1;
+        if (!is_compute(op))
+            continue;
+        as_code code = wl_op_problem(g, o, &layer->problem, st);
+        if (code != AS_OK)
+            return code;
+        layer->problem_class = class_of(t, &layer->problem, o);
+    }
+    r->n_distinct_problems = t->n;
+    return AS_OK;
+}
+
+/* Totals over the layers, in layer order. */
+static void sum_layers(const arch_spec *a, map_network_result *r)
+{
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        const map_layer_result *l = &r->layers[i];
+        r->cycles += l->cycles;
+        r->macs += l->macs;
+        r->dram_bytes += l->dram_bytes;
+        r->n_unmapped += !l->mapped;
+        for (int c = 0; c < MAP_N_COMPONENTS; c++)
+            r->energy_by_component_pJ[c] += l->energy_by_component_pJ[c];
+    }
+    for (int c = 0; c < MAP_N_COMPONENTS; c++)
+        r->energy_pJ += r->energy_by_component_pJ[c];
+    r->latency_s = (double)r->cycles * a->cycle_seconds;
+    r->edp_J_cycle = r->energy_pJ * 1e-12 * (double)r->cycles;
+    r->op_intensity = r->dram_bytes > 0 ? 2.0 * (double)r->macs / (double)r->dram_bytes : 0;
+    r->utilization =
+        r->cycles > 0 ? (double)r->macs / (peak_macs_per_cycle(a) * (double)r->cycles) : 0;
+}
+
+/* Per-layer energy total and utilisation from the components. */
+static void finish_layer(const arch_spec *a, map_layer_result *l)
+{
+    l->energy_pJ = 0;
+    for (int c = 0; c < MAP_N_COMPONENTS; c++)
+        l->energy_pJ += l->energy_by_component_pJ[c];
+    l->utilization =
+        l->cycles > 0 ? (double)l->macs / (peak_macs_per_cycle(a) * (double)l->cycles) : 0;
+}
+
+as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_network_options *o,
+                             map_network_result *out, as_status *st)
+{
+    map_network_options defaults;
+    class_table t = {0};
+    memset(out, 0, sizeof *out);
+    if (!o) {
+        map_network_options_default(&defaults);
+        o = &defaults;
+    }
+    if (!g->order)
+        return as_fail(st, AS_EINVAL, "%s: graph not inferred (call wl_graph_infer first)",
+                       g->source);
+    as_code code = arch_validate(a, st);
+    if (code != AS_OK)
+        return code;
+    network_job job = {.g = g, .a = a, .o = o, .budget = effective_budget(o)};
+    code = collect_layers(g, o->only_layer, &t, out, st);
+    if (code == AS_OK) {
+        map_classes(&job, &t);
+        for (int32_t i = 0; i < t.n; i++)
+            out->interrupted |= !t.cls[i].searched;
+        code = check_classes(&job, &t, out->interrupted, st);
+    }
+    if (code != AS_OK) {
+        class_table_free(&t);
+        map_network_free(out);
+        return code;
+    }
+    for (int32_t i = 0; i < t.n; i++)
+        out->mappings_evaluated += t.cls[i].evaluated;
+    for (int32_t i = 0; i < out->n_layers; i++) {
+        map_layer_result *l = &out->layers[i];
+        if (l->problem_class >= 0)
+            cost_compute_layer(&job, &t.cls[l->problem_class], l);
+        else
+            cost_vector_layer(&job, l);
+        finish_layer(a, l);
+    }
+    sum_layers(a, out);
+    class_table_free(&t);
+    return AS_OK;
+}
+
+void map_network_free(map_network_result *r)
+{
+    if (!r)
+        return;
+    free(r->layers);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------- per op type */
+
+static int by_cycles_desc(const void *x, const void *y)
+{
+    const map_op_type_total *a = x, *b = y;
+    if (a->cycles != b->cycles)
+        return a->cycles > b->cycles ? -1 : 1;
+    return (int)a->kind - (int)b->kind;
+}
+
+int map_network_by_op_type(const wl_graph *g, const map_network_result *r,
+                           map_op_type_total out[WL_OP_COUNT])
+{
+    memset(out, 0, WL_OP_COUNT * sizeof *out);
+    for (int k = 0; k < WL_OP_COUNT; k++)
+        out[k].kind = (wl_op_kind)k;
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        const map_layer_result *l = &r->layers[i];
+        map_op_type_total *t = &out[g->ops[l->op].kind];
+        t->n_layers++;
+        t->macs += l->macs;
+        t->cycles += l->cycles;
+        t->energy_pJ += l->energy_pJ;
+        t->dram_bytes += l->dram_bytes;
+    }
+    int n = 0;
+    for (int k = 0; k < WL_OP_COUNT; k++)
+        if (out[k].n_layers > 0)
+            out[n++] = out[k];
+    qsort(out, (size_t)n, sizeof *out, by_cycles_desc);
+    return n;
+}
