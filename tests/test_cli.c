@@ -17,7 +17,7 @@ enum { OUT_BYTES = 1 << 22 };
 
 typedef struct run_result {
     int status;
-    char *out; /* stdout */
+    char *out;      /* stdout */
     char err[4096]; /* stderr */
 } run_result;
 
@@ -56,9 +56,20 @@ static void test_zoo_list(void **state)
     run_result r;
     run(&r, "zoo list");
     assert_int_equal(r.status, 0);
-    const char *names[] = {"alexnet", "vgg16", "resnet50", "googlenet", "squeezenet1_0",
-                           "mobilenet_v1", "efficientnet_b7", "densenet161", "unet", "srgan",
-                           "vit_b_16", "bert_base", "gpt2", "mobilenet_v2_cifar"};
+    const char *names[] = {"alexnet",
+                           "vgg16",
+                           "resnet50",
+                           "googlenet",
+                           "squeezenet1_0",
+                           "mobilenet_v1",
+                           "efficientnet_b7",
+                           "densenet161",
+                           "unet",
+                           "srgan",
+                           "vit_b_16",
+                           "bert_base",
+                           "gpt2",
+                           "mobilenet_v2_cifar"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         assert_non_null(strstr(r.out, names[i]));
     free(r.out);
@@ -103,9 +114,15 @@ static void test_model_info_table(void **state)
 static void test_usage_errors(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "frobnicate", "model", "model info", "model info resnet50 --batch 0",
-                         "model info resnet50 --precision fp7", "model info resnet50 --bogus",
-                         "model info no_such_model", "model export resnet50",
+    const char *bad[] = {"",
+                         "frobnicate",
+                         "model",
+                         "model info",
+                         "model info resnet50 --batch 0",
+                         "model info resnet50 --precision fp7",
+                         "model info resnet50 --bogus",
+                         "model info no_such_model",
+                         "model export resnet50",
                          "model info resnet50 --prune-density 2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;
@@ -143,7 +160,11 @@ static void test_bad_files(void **state)
         x = x * 1103515245u + 12345u;
         noise[i] = (unsigned char)(x >> 16);
     }
-    struct { const char *name; const void *data; size_t n; } cases[] = {
+    struct {
+        const char *name;
+        const void *data;
+        size_t n;
+    } cases[] = {
         {"empty.onnx", "", 0},
         {"noise.onnx", noise, sizeof noise},
         {"half.onnx", model, size / 2},
@@ -196,7 +217,8 @@ static void test_arch_commands(void **state)
     run_result r;
     run(&r, "arch list");
     assert_int_equal(r.status, 0);
-    const char *presets[] = {"eyeriss", "shidiannao", "edgetpu", "tpu_v3", "gemmini", "vta", "simba"};
+    const char *presets[] = {"eyeriss", "shidiannao", "edgetpu", "tpu_v3",
+                             "gemmini", "vta",        "simba"};
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
         assert_non_null(strstr(r.out, presets[i]));
     free(r.out);
@@ -287,17 +309,107 @@ static void test_eval(void **state)
     free(r.out);
 }
 
+/* The value after "key": in r's JSON output, as text up to the comma. */
+static void json_value(const char *json, const char *key, char *out, size_t size)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+    const char *at = strstr(json, pattern);
+    assert_non_null(at);
+    at += strlen(pattern);
+    size_t n = strcspn(at, ",\n");
+    assert_true(n < size);
+    memcpy(out, at, n);
+    out[n] = '\0';
+}
+
+/* map on a Timeloop mapper input beats Timeloop's best EDP there, and the
+ * mapping it emits re-evaluates to the same numbers with eval. */
+static void test_map_single_problem(void **state)
+{
+    (void)state;
+    char dir[512], emit[512], args[4096];
+    snprintf(dir, sizeof dir, "%s/timeloop_mapper/eyeriss_like", AS_TEST_DATA_DIR);
+    snprintf(emit, sizeof emit, "%s/emitted", AS_TEST_TMP_DIR);
+    snprintf(args, sizeof args,
+             "map '%s/mapper-input.yaml' '%s/ERT.yaml' '%s/ART.yaml' --json --emit-timeloop '%s'",
+             dir, dir, dir, emit);
+    run_result r;
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    char cycles[64], energy[64], edp[64];
+    json_value(r.out, "cycles", cycles, sizeof cycles);
+    json_value(r.out, "energy_pJ", energy, sizeof energy);
+    json_value(r.out, "edp_J_cycle", edp, sizeof edp);
+    assert_true(atof(edp) <= 305.92152274531054); /* timeloop-mapper's best */
+    assert_non_null(strstr(r.out, "\"mapping\": ["));
+    assert_non_null(strstr(r.out, "\"mappings_evaluated\": "));
+    free(r.out);
+
+    snprintf(args, sizeof args,
+             "eval '%s/conv2D.yaml' '%s/conv2D.ERT.yaml' '%s/conv2D.ART.yaml' --json", emit, emit,
+             emit);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    char again[64];
+    json_value(r.out, "cycles", again, sizeof again);
+    assert_string_equal(again, cycles);
+    json_value(r.out, "energy_pJ", again, sizeof again);
+    assert_string_equal(again, energy);
+    free(r.out);
+}
+
+/* map on a whole model: totals and layers; bad combinations exit 2. */
+static void test_map_network(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, "map --arch gemmini --model resnet18 --budget 300 --json");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"totals\": {"));
+    assert_non_null(strstr(r.out, "\"latency_s\": "));
+    assert_non_null(strstr(r.out, "\"dram_bytes\": "));
+    assert_non_null(strstr(r.out, "\"name\": \"layer1.0.conv1\""));
+    free(r.out);
+    /* Each distinct problem emitted as a Timeloop input that eval accepts. */
+    char args[2048], emit[512];
+    snprintf(emit, sizeof emit, "%s/emitted_resnet18", AS_TEST_TMP_DIR);
+    snprintf(args, sizeof args,
+             "map --arch eyeriss --model resnet18 --budget 300 --emit-timeloop '%s'", emit);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    free(r.out);
+    snprintf(args, sizeof args,
+             "eval '%s/layer1.0.conv1.yaml' '%s/layer1.0.conv1.ERT.yaml' "
+             "'%s/layer1.0.conv1.ART.yaml' --json",
+             emit, emit, emit);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"status\": \"valid\""));
+    free(r.out);
+
+    const char *bad[] = {"map",
+                         "map --arch eyeriss",
+                         "map --arch no_such_arch --model resnet18",
+                         "map --arch gemmini --model resnet18 --emit-timeloop /tmp/x",
+                         "map --arch eyeriss --model resnet18 --objective speed",
+                         "map --arch eyeriss --model resnet18 --threads 0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(&r, bad[i]);
+        if (r.status != 2)
+            fail_msg("'accelsearch %s' exited %d, want 2", bad[i], r.status);
+        free(r.out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zoo_list),
-        cmocka_unit_test(test_model_info_json),
-        cmocka_unit_test(test_model_info_table),
-        cmocka_unit_test(test_usage_errors),
-        cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_export_round_trip),
-        cmocka_unit_test(test_arch_commands),
-        cmocka_unit_test(test_eval),
+        cmocka_unit_test(test_zoo_list),           cmocka_unit_test(test_model_info_json),
+        cmocka_unit_test(test_model_info_table),   cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_bad_files),          cmocka_unit_test(test_export_round_trip),
+        cmocka_unit_test(test_arch_commands),      cmocka_unit_test(test_eval),
+        cmocka_unit_test(test_map_single_problem), cmocka_unit_test(test_map_network),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,10 +53,23 @@ void cli_print_mapping(const arch_spec *a, const char (*dim_names)[16], const ma
 void cli_json_mapping(cli_json *j, const arch_spec *a, const char (*dim_names)[16],
                       const map_mapping *m);
 
+/* Progress on a terminal (progress.c): silent when stderr is not one. */
+typedef struct cli_progress {
+    const char *label;
+    bool enabled;
+    int last_percent;
+} cli_progress;
+void cli_progress_init(cli_progress *p, const char *label);
+void cli_progress_update(cli_progress *p, int64_t done, int64_t total);
+void cli_progress_end(cli_progress *p);
+/* Ctrl-C sets *flag (once; a second Ctrl-C ends the program). */
+void cli_catch_interrupt(volatile int *flag);
+
 /* Subcommands: argc/argv start after the subcommand word. */
 int cli_zoo(int argc, char **argv);
 int cli_model(int argc, char **argv);
 int cli_arch(int argc, char **argv);
 int cli_eval(int argc, char **argv);
+int cli_map(int argc, char **argv);
 
 #endif

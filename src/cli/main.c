@@ -22,6 +22,8 @@ static const char usage_text[] =
     "  arch list                         the built-in accelerator presets\n"
     "  arch show PRESET|FILE.yaml        a design's levels, area and peak power\n"
     "  eval INPUT.yaml [ERT [ART]]       evaluate a timeloop-model input's mapping\n"
+    "  map INPUT.yaml [ERT [ART]]        the best mapping of a timeloop-mapper input\n"
+    "  map --arch A --model M            map every layer of a model on an architecture\n"
     "\n"
     "run 'accelsearch <command> --help' for the options of a command.\n";
 
@@ -64,6 +66,8 @@ int main(int argc, char **argv)
         return cli_arch(argc - 2, argv + 2);
     if (strcmp(command, "eval") == 0)
         return cli_eval(argc - 2, argv + 2);
+    if (strcmp(command, "map") == 0)
+        return cli_map(argc - 2, argv + 2);
     fprintf(stderr, "accelsearch: unknown command '%s'\n\n%s", command, usage_text);
     return CLI_EXIT_USAGE;
 }

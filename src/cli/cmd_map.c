@@ -1,0 +1,501 @@
+/*
+ * cmd_map.c -- `accelsearch map`: the best mapping of one Timeloop-style
+ * mapper input, or of every layer of a model on an architecture.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char map_usage[] =
+    "usage: accelsearch map INPUT.yaml [ERT.yaml [ART.yaml]] [options]\n"
+    "       accelsearch map --arch PRESET|FILE --model MODEL [options]\n"
+    "\n"
+    "The first form maps the single problem of a timeloop-mapper input (architecture,\n"
+    "problem, constraints, mapper settings); the second maps every compute layer of a\n"
+    "model (zoo name or .onnx) layer by layer, identical layers once.\n"
+    "\n"
+    "options:\n"
+    "  --algorithm A          heuristic (default), random, exhaustive\n"
+    "  --objective O          edp (default), energy, latency\n"
+    "  --budget N             mappings to evaluate per problem (default: the search's own)\n"
+    "  --seed S               random seed (default 1)\n"
+    "  --threads N            threads (default 1); results do not depend on it\n"
+    "  --no-padding           do not pad awkward dimensions\n"
+    "  --layer NAME           map only this layer of the model\n"
+    "  --batch N, --precision P   as for 'model info'\n"
+    "  --emit-timeloop DIR    write each chosen mapping as a timeloop-model input\n"
+    "  --json                 print one JSON object\n";
+
+typedef struct map_cli_options {
+    const char *files[3];
+    int n_files;
+    const char *arch;
+    const char *model;
+    const char *layer;
+    const char *emit_dir;
+    int64_t batch;
+    bool precision_set;
+    wl_precision precision;
+    bool json;
+    bool algorithm_set, objective_set, threads_set, seed_set;
+    map_algorithm algorithm;
+    map_objective objective;
+    int threads;
+    uint64_t seed;
+    int64_t budget;
+    bool no_padding;
+} map_cli_options;
+
+static int map_usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "accelsearch: %s '%s'\n\n%s", what, arg, map_usage);
+    return CLI_EXIT_USAGE;
+}
+
+static bool parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The spellings of --algorithm and --objective, and what they select. */
+static const char *const algorithm_names[] = {"heuristic", "random", "exhaustive", NULL};
+static const map_algorithm algorithms[] = {MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED,
+                                           MAP_ALGO_EXHAUSTIVE};
+static const char *const objective_names[] = {"edp", "energy", "latency", NULL};
+static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_METRIC_CYCLES};
+
+/* Index of s in the NULL-terminated names, or -1. */
+static int choice(const char *s, const char *const *names)
+{
+    for (int k = 0; names[k]; k++)
+        if (strcmp(s, names[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* Parse the command line; -1 on success, else an exit status. */
+static int parse_map_options(int argc, char **argv, map_cli_options *o)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(map_usage, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--no-padding")) {
+            o->no_padding = true;
+        } else if (a[0] == '-' && !v) {
+            return map_usage_error("option needs a value:", a);
+        } else if (!strcmp(a, "--arch")) {
+            o->arch = argv[++i];
+        } else if (!strcmp(a, "--model")) {
+            o->model = argv[++i];
+        } else if (!strcmp(a, "--layer")) {
+            o->layer = argv[++i];
+        } else if (!strcmp(a, "--emit-timeloop")) {
+            o->emit_dir = argv[++i];
+        } else if (!strcmp(a, "--batch")) {
+            if (!parse_int(argv[++i], 1, 1 << 20, &o->batch))
+                return map_usage_error("--batch wants a positive integer, got", v);
+        } else if (!strcmp(a, "--precision")) {
+            if (!wl_precision_parse(argv[++i], &o->precision))
+                return map_usage_error("--precision wants fp32, fp16, bf16, int8 or mixed, got", v);
+            o->precision_set = true;
+        } else if (!strcmp(a, "--budget")) {
+            if (!parse_int(argv[++i], 1, INT64_MAX, &o->budget))
+                return map_usage_error("--budget wants a positive integer, got", v);
+        } else if (!strcmp(a, "--seed")) {
+            if (!parse_int(argv[++i], 0, INT64_MAX, &n))
+                return map_usage_error("--seed wants a non-negative integer, got", v);
+            o->seed = (uint64_t)n;
+            o->seed_set = true;
+        } else if (!strcmp(a, "--threads")) {
+            if (!parse_int(argv[++i], 1, 1024, &n))
+                return map_usage_error("--threads wants a positive integer, got", v);
+            o->threads = (int)n;
+            o->threads_set = true;
+        } else if (!strcmp(a, "--algorithm")) {
+            int k = choice(argv[++i], algorithm_names);
+            if (k < 0)
+                return map_usage_error("--algorithm wants heuristic, random or exhaustive, got", v);
+            o->algorithm = algorithms[k];
+            o->algorithm_set = true;
+        } else if (!strcmp(a, "--objective")) {
+            int k = choice(argv[++i], objective_names);
+            if (k < 0)
+                return map_usage_error("--objective wants edp, energy or latency, got", v);
+            o->objective = (map_objective){1, {objectives[k]}};
+            o->objective_set = true;
+        } else if (a[0] == '-') {
+            return map_usage_error("unknown option", a);
+        } else if (o->n_files < 3) {
+            o->files[o->n_files++] = a;
+        } else {
+            return map_usage_error("unexpected argument", a);
+        }
+    }
+    bool network = o->arch || o->model;
+    if (network ? (!o->arch || !o->model || o->n_files) : o->n_files == 0) {
+        fprintf(stderr, "accelsearch: give either INPUT.yaml or both --arch and --model\n\n%s",
+                map_usage);
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The command line's search choices over the defaults (or the file's). */
+static void apply_search_options(const map_cli_options *o, map_search_options *s)
+{
+    if (o->algorithm_set)
+        s->algorithm = o->algorithm;
+    if (o->objective_set)
+        s->objective = o->objective;
+    if (o->seed_set)
+        s->seed = o->seed;
+    if (o->threads_set)
+        s->threads = o->threads;
+    if (o->budget > 0)
+        s->search_size = o->budget;
+    if (o->no_padding)
+        s->allow_padding = false;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static volatile int interrupted;
+
+/* Write DIR/NAME.yaml (architecture, problem, mapping) with its energy and
+ * area tables DIR/NAME.ERT.yaml and DIR/NAME.ART.yaml, so that
+ * `timeloop-model` and `accelsearch eval` re-evaluate the mapping. */
+static as_code emit_timeloop(const char *dir, const char *name, const map_timeloop_case *c,
+                             as_status *st)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return as_fail(st, AS_EIO, "%s: cannot create: %s", dir, strerror(errno));
+    char input[4096], ert[4096], art[4096];
+    snprintf(input, sizeof input, "%s/%s.yaml", dir, name);
+    snprintf(ert, sizeof ert, "%s/%s.ERT.yaml", dir, name);
+    snprintf(art, sizeof art, "%s/%s.ART.yaml", dir, name);
+    as_code rc = map_timeloop_save(c, input, st);
+    return rc == AS_OK ? map_timeloop_save_tables(c, ert, art, st) : rc;
+}
+
+/* ------------------------------------------------------ single problem */
+
+/* Run the search to its end in steps, showing progress and stopping on
+ * Ctrl-C with the best found so far. */
+static void run_search(map_search *s, int64_t expected)
+{
+    enum { STEP = 256 };
+    cli_progress p;
+    cli_progress_init(&p, "mapping");
+    while (!interrupted && map_search_step(s, STEP))
+        cli_progress_update(&p, map_search_evaluated(s),
+                            expected > 0 ? expected : map_search_evaluated(s) + STEP);
+    cli_progress_end(&p);
+}
+
+static int map_single(const map_cli_options *o)
+{
+    map_mapper_case *c = malloc(sizeof *c);
+    map_eval *e = malloc(sizeof *e);
+    map_search *s = NULL;
+    as_status st;
+    as_status_clear(&st);
+    int rc = CLI_EXIT_OK;
+    if (!c || !e ||
+        map_timeloop_load_mapper(o->files[0], o->files[1], o->files[2], c, &st) != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", c && e ? st.message : "out of memory");
+        rc = c && e ? cli_exit_for(st.code) : CLI_EXIT_FAILURE;
+        goto done;
+    }
+    apply_search_options(o, &c->options);
+    double start = seconds_now();
+    if (map_search_init(&s, &c->model.arch, &c->model.problem, &c->options, &st) != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        rc = cli_exit_for(st.code);
+        goto done;
+    }
+    run_search(s, c->options.search_size);
+    double seconds = seconds_now() - start;
+    if (!map_search_best(s, &c->model.mapping, e, &c->model.problem)) {
+        fprintf(stderr, "accelsearch: %s: no valid mapping found (%lld evaluated)\n", o->files[0],
+                (long long)map_search_evaluated(s));
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    if (interrupted)
+        fprintf(stderr, "accelsearch: interrupted; the best mapping so far follows\n");
+    if (o->emit_dir && emit_timeloop(o->emit_dir, c->model.problem_name, &c->model, &st) != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        rc = cli_exit_for(st.code);
+        goto done;
+    }
+    if (o->json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_eval_members(&j, &c->model.arch, e);
+        cli_json_key(&j, "mapping");
+        cli_json_mapping(&j, &c->model.arch, c->model.dim_names, &c->model.mapping);
+        cli_json_int_field(&j, "mappings_evaluated", map_search_evaluated(s));
+        cli_json_int_field(&j, "valid_mappings", map_search_valid(s));
+        cli_json_double_field(&j, "seconds", seconds);
+        cli_json_bool_field(&j, "interrupted", interrupted);
+        cli_json_end_object(&j);
+    } else {
+        cli_print_mapping(&c->model.arch, c->model.dim_names, &c->model.mapping);
+        putchar('\n');
+        cli_print_eval(&c->model.arch, e);
+        printf("%-16s %lld (%lld valid) in %.3f s\n", "mappings",
+               (long long)map_search_evaluated(s), (long long)map_search_valid(s), seconds);
+    }
+done:
+    map_search_free(s);
+    free(c);
+    free(e);
+    return rc;
+}
+
+/* ------------------------------------------------------------- network */
+
+/* One timeloop-model input per distinct problem (the first layer of each
+ * class names it), with the canonical dimension names. */
+static as_code emit_network(const char *dir, const wl_graph *g, const arch_spec *a,
+                            const map_network_result *r, as_status *st)
+{
+    map_timeloop_case *c = malloc(sizeof *c);
+    if (!c)
+        return as_fail(st, AS_ENOMEM, "out of memory");
+    as_code rc = AS_OK;
+    for (int32_t i = 0; i < r->n_layers && rc == AS_OK; i++) {
+        const map_layer_result *l = &r->layers[i];
+        bool first = l->problem_class >= 0 && l->mapped;
+        for (int32_t k = 0; first && k < i; k++)
+            first = r->layers[k].problem_class != l->problem_class;
+        if (!first)
+            continue;
+        memset(c, 0, sizeof *c);
+        c->arch = *a;
+        c->problem = l->problem;
+        c->mapping = l->mapping;
+        for (int d = 0; d < WL_NDIMS; d++)
+            snprintf(c->dim_names[d], sizeof c->dim_names[d], "%s", wl_dim_name((wl_dim)d));
+        /* File names from layer names: keep [A-Za-z0-9_.-], map the rest to '_'. */
+        const char *name = g->ops[l->op].name;
+        size_t n = 0;
+        for (; name[n] && n + 1 < sizeof c->problem_name; n++) {
+            char ch = name[n];
+            bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                         (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
+            c->problem_name[n] = plain ? ch : '_';
+        }
+        if (n == 0)
+            snprintf(c->problem_name, sizeof c->problem_name, "layer%d", (int)i);
+        rc = emit_timeloop(dir, c->problem_name, c, st);
+    }
+    free(c);
+    return rc;
+}
+
+static void network_progress(void *user, int32_t done, int32_t total)
+{
+    cli_progress_update(user, done, total);
+}
+
+static void print_network_table(const wl_graph *g, const map_network_result *r)
+{
+    printf("%-44s %-18s %14s %16s %7s %14s\n", "layer", "op", "cycles", "energy pJ", "util",
+           "DRAM bytes");
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        const map_layer_result *l = &r->layers[i];
+        const wl_op *op = &g->ops[l->op];
+        const char *name = op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
+        size_t len = strlen(name);
+        printf("%-44s %-18s %14lld %16.1f %6.1f%% %14lld\n", len > 44 ? name + len - 44 : name,
+               op->op_type, (long long)l->cycles, l->energy_pJ, 100.0 * l->utilization,
+               (long long)l->dram_bytes);
+    }
+    printf("\n%-24s %lld\n", "cycles", (long long)r->cycles);
+    printf("%-24s %.6g s\n", "latency", r->latency_s);
+    printf("%-24s %.6g pJ\n", "energy", r->energy_pJ);
+    printf("%-24s %.6g J*cycle\n", "EDP", r->edp_J_cycle);
+    printf("%-24s %lld\n", "DRAM bytes", (long long)r->dram_bytes);
+    printf("%-24s %.2f ops/byte\n", "op intensity", r->op_intensity);
+    printf("%-24s %d distinct of %d layers, %lld mappings evaluated\n", "problems mapped",
+           r->n_distinct_problems, r->n_layers, (long long)r->mappings_evaluated);
+    for (int c = 0; c < MAP_N_COMPONENTS; c++)
+        printf("%-24s %.6g pJ\n", c == 0 ? "energy by component" : "",
+               r->energy_by_component_pJ[c]);
+    map_op_type_total by_type[WL_OP_COUNT];
+    int n = map_network_by_op_type(g, r, by_type);
+    printf("\n%-20s %7s %16s %8s %16s %14s\n", "op type", "layers", "cycles", "share", "energy pJ",
+           "DRAM bytes");
+    for (int i = 0; i < n; i++)
+        printf("%-20s %7d %16lld %7.1f%% %16.6g %14lld\n", wl_op_kind_name(by_type[i].kind),
+               by_type[i].n_layers, (long long)by_type[i].cycles,
+               r->cycles ? 100.0 * (double)by_type[i].cycles / (double)r->cycles : 0.0,
+               by_type[i].energy_pJ, (long long)by_type[i].dram_bytes);
+}
+
+static void print_network_json(const wl_graph *g, const arch_spec *a, const map_network_result *r,
+                               double seconds)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_string_field(&j, "model", g->name);
+    cli_json_string_field(&j, "arch", a->name);
+    cli_json_key(&j, "totals");
+    cli_json_begin_object(&j);
+    cli_json_int_field(&j, "cycles", r->cycles);
+    cli_json_double_field(&j, "latency_s", r->latency_s);
+    cli_json_double_field(&j, "energy_pJ", r->energy_pJ);
+    cli_json_double_field(&j, "edp_J_cycle", r->edp_J_cycle);
+    cli_json_int_field(&j, "dram_bytes", r->dram_bytes);
+    cli_json_double_field(&j, "op_intensity", r->op_intensity);
+    cli_json_end_object(&j);
+    cli_json_key(&j, "energy_by_component_pJ");
+    cli_json_begin_object(&j);
+    for (int c = 0; c < MAP_N_COMPONENTS; c++)
+        cli_json_double_field(&j, map_component_name((map_component)c),
+                              r->energy_by_component_pJ[c]);
+    cli_json_end_object(&j);
+    map_op_type_total by_type[WL_OP_COUNT];
+    int n = map_network_by_op_type(g, r, by_type);
+    cli_json_key(&j, "by_op_type");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < n; i++) {
+        cli_json_begin_object(&j);
+        cli_json_string_field(&j, "op", wl_op_kind_name(by_type[i].kind));
+        cli_json_int_field(&j, "layers", by_type[i].n_layers);
+        cli_json_int_field(&j, "macs", by_type[i].macs);
+        cli_json_int_field(&j, "cycles", by_type[i].cycles);
+        cli_json_double_field(&j, "energy_pJ", by_type[i].energy_pJ);
+        cli_json_int_field(&j, "dram_bytes", by_type[i].dram_bytes);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_int_field(&j, "distinct_problems", r->n_distinct_problems);
+    cli_json_int_field(&j, "mappings_evaluated", r->mappings_evaluated);
+    cli_json_double_field(&j, "seconds", seconds);
+    cli_json_bool_field(&j, "interrupted", r->interrupted);
+    cli_json_key(&j, "layers");
+    cli_json_begin_array(&j);
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        const map_layer_result *l = &r->layers[i];
+        const wl_op *op = &g->ops[l->op];
+        cli_json_begin_object(&j);
+        cli_json_string_field(&j, "name", op->name[0] ? op->name : g->tensors[op->outputs[0]].name);
+        cli_json_string_field(&j, "op", op->op_type);
+        cli_json_int_field(&j, "problem_class", l->problem_class);
+        cli_json_bool_field(&j, "mapped", l->mapped);
+        cli_json_int_field(&j, "macs", l->macs);
+        cli_json_int_field(&j, "padded_macs", l->padded_macs);
+        cli_json_int_field(&j, "cycles", l->cycles);
+        cli_json_double_field(&j, "energy_pJ", l->energy_pJ);
+        cli_json_double_field(&j, "utilization", l->utilization);
+        cli_json_int_field(&j, "dram_bytes", l->dram_bytes);
+        if (l->problem_class >= 0) {
+            cli_json_key(&j, "mapping");
+            cli_json_mapping(&j, a, NULL, &l->mapping);
+        }
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+}
+
+static int map_network(const map_cli_options *o)
+{
+    as_status st;
+    as_status_clear(&st);
+    arch_spec *a = malloc(sizeof *a);
+    wl_graph *g = NULL;
+    map_network_result r = {0};
+    int rc = CLI_EXIT_OK;
+    wl_onnx_options onnx = {.batch = o->batch};
+    if (!a) {
+        fprintf(stderr, "accelsearch: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
+    if (arch_load(o->arch, a, &st) != AS_OK || wl_model_load(o->model, &onnx, &g, &st) != AS_OK ||
+        (o->batch > 0 && wl_set_batch(g, o->batch, &st) != AS_OK)) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        rc = cli_exit_for(st.code);
+        goto done;
+    }
+    if (o->emit_dir && a->compute.kind != ARCH_COMPUTE_MAC) {
+        fprintf(stderr,
+                "accelsearch: --emit-timeloop: %s computes with %s, which Timeloop's format "
+                "cannot describe; only designs of independent MAC units can be emitted\n",
+                a->name,
+                a->compute.kind == ARCH_COMPUTE_SYSTOLIC ? "systolic arrays" : "vector units");
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    if (o->precision_set)
+        wl_set_precision(g, o->precision);
+    map_network_options no;
+    map_network_options_default(&no);
+    apply_search_options(o, &no.search);
+    no.budget_per_problem = o->budget;
+    no.only_layer = o->layer;
+    no.stop_flag = &interrupted;
+    cli_progress progress;
+    cli_progress_init(&progress, "mapping layers");
+    no.progress = network_progress;
+    no.progress_user = &progress;
+    double start = seconds_now();
+    as_code code = map_network_evaluate(g, a, &no, &r, &st);
+    cli_progress_end(&progress);
+    if (code != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        rc = cli_exit_for(code);
+        goto done;
+    }
+    if (r.interrupted)
+        fprintf(stderr, "accelsearch: interrupted; results so far follow\n");
+    if (o->emit_dir && emit_network(o->emit_dir, g, a, &r, &st) != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        rc = cli_exit_for(st.code);
+        goto done;
+    }
+    if (o->json)
+        print_network_json(g, a, &r, seconds_now() - start);
+    else
+        print_network_table(g, &r);
+done:
+    map_network_free(&r);
+    wl_graph_free(g);
+    free(a);
+    return rc;
+}
+
+int cli_map(int argc, char **argv)
+{
+    map_cli_options o = {0};
+    int rc = parse_map_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    cli_catch_interrupt(&interrupted);
+    return o.model ? map_network(&o) : map_single(&o);
+}
