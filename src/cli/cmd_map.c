@@ -15,8 +15,10 @@ static const char map_usage[] =
     "       accelsearch map --arch PRESET|FILE --model MODEL [options]\n"
     "\n"
     "The first form maps the single problem of a timeloop-mapper input (architecture,\n"
-    "problem, constraints, mapper settings); the second maps every compute layer of a\n"
-    "model (zoo name or .onnx) layer by layer, identical layers once.\n"
+    "problem, constraints, mapper settings: the file's search size, victory condition\n"
+    "and timeout apply to --algorithm random, Timeloop's random-pruned search); the\n"
+    "second maps every compute layer of a model (zoo name or .onnx) layer by layer,\n"
+    "identical layers once.\n"
     "\n"
     "options:\n"
     "  --algorithm A          heuristic (default), random, exhaustive\n"
@@ -227,6 +229,15 @@ static int map_single(const map_cli_options *o)
         rc = c && e ? cli_exit_for(st.code) : CLI_EXIT_FAILURE;
         goto done;
     }
+    /* The file's settings describe Timeloop's random-pruned search; they
+     * apply when that is asked for.  By default accelsearch's heuristic
+     * runs, to its own end, on the file's objective and constraints. */
+    if (!o->algorithm_set || o->algorithm != MAP_ALGO_RANDOM_PRUNED) {
+        c->options.search_size = 0;
+        c->options.victory_condition = 0;
+        c->options.consecutive_invalid_limit = 0;
+        c->options.algorithm = MAP_ALGO_HEURISTIC;
+    }
     apply_search_options(o, &c->options);
     double start = seconds_now();
     if (map_search_init(&s, &c->model.arch, &c->model.problem, &c->options, &st) != AS_OK) {
@@ -412,6 +423,12 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
         cli_json_int_field(&j, "padded_macs", l->padded_macs);
         cli_json_int_field(&j, "cycles", l->cycles);
         cli_json_double_field(&j, "energy_pJ", l->energy_pJ);
+        cli_json_key(&j, "energy_by_component_pJ");
+        cli_json_begin_object(&j);
+        for (int c = 0; c < MAP_N_COMPONENTS; c++)
+            cli_json_double_field(&j, map_component_name((map_component)c),
+                                  l->energy_by_component_pJ[c]);
+        cli_json_end_object(&j);
         cli_json_double_field(&j, "utilization", l->utilization);
         cli_json_int_field(&j, "dram_bytes", l->dram_bytes);
         if (l->problem_class >= 0) {
