@@ -59,8 +59,12 @@
  * class never searched, or without a valid mapping yet, are left
  * unmapped: mapped = false, zero costs, counted in n_unmapped.  Totals are
  * then partial and interrupted is true.
+ *
+ * Sharing.  The search of one problem and the costing of one layer are
+ * also the fusion module's (network_private.h): a fused plan of singleton
+ * groups costs exactly what this file charges.
  */
-#include "mapping.h"
+#include "network_private.h"
 
 #include <math.h>
 #include <omp.h>
@@ -100,24 +104,7 @@ void map_network_options_default(map_network_options *o)
 
 /* ------------------------------------------------------ problem classes */
 
-/*
- * What makes two problems the same for the mapper, laid out without
- * padding bytes (every field 8 bytes wide) and built on a zeroed struct,
- * so that memcmp and a byte hash are exact.  Pads, the op and the tensors
- * behind the data spaces are left out: they do not change a mapping.
- */
-typedef struct problem_key {
-    int64_t kind;
-    int64_t bound[WL_NDIMS];
-    int64_t stride[2], dilation[2];
-    struct {
-        int64_t n_ranks, read_write, bits;
-        double density;
-        int64_t term[WL_MAX_DS_RANKS][2][2]; /* (dim, coef); zero when absent */
-    } ds[WL_NDATASPACES];
-} problem_key;
-
-static void problem_key_of(const wl_problem *p, problem_key *k)
+void map_problem_key_of(const wl_problem *p, map_problem_key *k)
 {
     memset(k, 0, sizeof *k);
     k->kind = p->kind;
@@ -143,18 +130,10 @@ static void problem_key_of(const wl_problem *p, problem_key *k)
 
 /* One distinct problem and what its search found. */
 typedef struct problem_class {
-    problem_key key;
-    wl_problem problem; /* as lowered from the first layer of the class */
-    int32_t first_op;   /* that layer's op, for messages */
-    /* Filled by map_class. */
-    as_code code; /* the search could not start: status says why */
-    as_status status;
-    bool searched; /* the search ran to its end or budget (not interrupted) */
-    bool found;    /* a valid mapping exists: mapping, eval, mapped */
-    map_mapping mapping;
-    map_eval eval;
-    wl_problem mapped; /* the problem mapped, padded when padding was chosen */
-    int64_t evaluated;
+    map_problem_key key;
+    wl_problem problem;      /* as lowered from the first layer of the class */
+    int32_t first_op;        /* that layer's op, for messages */
+    map_problem_outcome out; /* filled by map_problem_search_run */
 } problem_class;
 
 /* The classes of a network, found by an open-addressing hash table of
@@ -192,8 +171,8 @@ static void class_table_free(class_table *t)
  * was sized for every compute layer, so there is always room. */
 static int32_t class_of(class_table *t, const wl_problem *p, int32_t op)
 {
-    problem_key k;
-    problem_key_of(p, &k);
+    map_problem_key k;
+    map_problem_key_of(p, &k);
     uint64_t i = as_hash_bytes(&k, sizeof k, AS_HASH_SEED) & t->mask;
     for (; t->slot[i] >= 0; i = (i + 1) & t->mask)
         if (memcmp(&t->cls[t->slot[i]].key, &k, sizeof k) == 0)
@@ -223,45 +202,47 @@ static bool stop_requested(const network_job *job)
 
 /* The caller's budget; when it is 0, the search's own termination, except
  * for a random search that has none (it would run forever). */
-static int64_t effective_budget(const map_network_options *o)
+int64_t map_effective_budget(const map_search_options *s, int64_t budget_per_problem)
 {
-    const map_search_options *s = &o->search;
-    if (o->budget_per_problem > 0)
-        return o->budget_per_problem;
+    if (budget_per_problem > 0)
+        return budget_per_problem;
     bool unbounded = s->algorithm == MAP_ALGO_RANDOM_PRUNED && s->search_size <= 0 &&
                      s->victory_condition <= 0 && s->timeout_seconds <= 0;
     return unbounded ? DEFAULT_RANDOM_BUDGET : 0;
 }
 
 /*
- * Search class c with `threads` threads: steps of STEP_EVALUATIONS until
- * the budget is spent (extended by up to EXTRA_BUDGETS budgets while no
- * valid mapping has been found), the search ends, or the stop flag is set;
- * then keep the best mapping found.
+ * Search p with `threads` threads: steps of STEP_EVALUATIONS until the
+ * budget is spent (extended by up to EXTRA_BUDGETS budgets while no valid
+ * mapping has been found), the search ends, or the stop flag is set; then
+ * keep the best mapping found.
  */
-static void map_class(const network_job *job, problem_class *c, int threads)
+void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_search_options *o,
+                            int threads, int64_t budget, volatile int *stop_flag,
+                            map_problem_outcome *c)
 {
-    map_search_options so = job->o->search;
+    map_search_options so = *o;
     so.threads = threads;
     map_search *s = NULL;
-    c->code = map_search_init(&s, job->a, &c->problem, &so, &c->status);
+    memset(c, 0, sizeof *c);
+    c->code = map_search_init(&s, a, p, &so, &c->status);
     if (c->code != AS_OK)
         return;
-    int64_t limit = job->budget;
+    int64_t limit = budget;
     bool running = true;
-    while (running && !stop_requested(job)) {
+    while (running && !(stop_flag && *stop_flag)) {
         int64_t done = map_search_evaluated(s), step = STEP_EVALUATIONS;
-        if (job->budget > 0 && done >= limit) {
+        if (budget > 0 && done >= limit) {
             bool have_one = map_search_best(s, &c->mapping, &c->eval, &c->mapped);
-            if (have_one || limit >= job->budget * (1 + EXTRA_BUDGETS))
+            if (have_one || limit >= budget * (1 + EXTRA_BUDGETS))
                 break;
-            limit += job->budget;
+            limit += budget;
         }
-        if (job->budget > 0 && limit - done < step)
+        if (budget > 0 && limit - done < step)
             step = limit - done;
         running = map_search_step(s, step);
     }
-    c->searched = !stop_requested(job);
+    c->searched = !(stop_flag && *stop_flag);
     c->found = map_search_best(s, &c->mapping, &c->eval, &c->mapped);
     c->evaluated = map_search_evaluated(s);
     map_search_free(s);
@@ -282,7 +263,8 @@ static void map_classes(const network_job *job, class_table *t)
     for (int32_t i = 0; i < t->n; i++) {
         if (stop_requested(job))
             continue;
-        map_class(job, &t->cls[i], inner);
+        map_problem_search_run(job->a, &t->cls[i].problem, &o->search, inner, job->budget,
+                               o->stop_flag, &t->cls[i].out);
 #pragma omp critical(map_network_progress)
         {
             done++;
@@ -299,8 +281,8 @@ static as_code check_classes(const network_job *job, const class_table *t, bool 
                              as_status *st)
 {
     for (int32_t i = 0; i < t->n; i++) {
-        const problem_class *c = &t->cls[i];
-        const wl_op *op = &job->g->ops[c->first_op];
+        const map_problem_outcome *c = &t->cls[i].out;
+        const wl_op *op = &job->g->ops[t->cls[i].first_op];
         if (c->code != AS_OK)
             return as_fail(st, c->code, "%s", c->status.message);
         if (!c->found && !interrupted)
@@ -313,7 +295,7 @@ static as_code check_classes(const network_job *job, const class_table *t, bool 
 /* ------------------------------------------------------------- costing */
 
 /* MACs per cycle with every unit busy (as map_evaluate counts them). */
-static double peak_macs_per_cycle(const arch_spec *a)
+double map_peak_macs_per_cycle(const arch_spec *a)
 {
     const arch_compute *c = &a->compute;
     int64_t lanes = c->kind == ARCH_COMPUTE_MAC        ? 1
@@ -326,7 +308,7 @@ static double peak_macs_per_cycle(const arch_spec *a)
  * unit; `rows` lanes per vector unit; one array edge (`cols` lanes) per
  * systolic array, which is how wide Gemmini's and the TPU's activation
  * and normalisation units are fed. */
-static double vector_lanes(const arch_spec *a)
+double map_vector_lanes(const arch_spec *a)
 {
     const arch_compute *c = &a->compute;
     int lanes = c->kind == ARCH_COMPUTE_MAC        ? 1
@@ -337,7 +319,7 @@ static double vector_lanes(const arch_spec *a)
 
 /* Cycles to move `bytes` across the DRAM interface at its bandwidth;
  * 0 when the architecture states none. */
-static int64_t dram_cycles(const arch_spec *a, int64_t bytes)
+int64_t map_dram_cycles(const arch_spec *a, int64_t bytes)
 {
     double bytes_per_cycle = a->dram.bandwidth_GBps * 1e9 * a->cycle_seconds;
     return bytes_per_cycle > 0 ? (int64_t)ceil((double)bytes / bytes_per_cycle) : 0;
@@ -374,7 +356,7 @@ static int64_t window_positions(const wl_op *op)
  *  - windowed pooling: one per output element and window position;
  *  - data movement: none (the copy is its DRAM traffic).
  */
-static int64_t vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s)
+int64_t map_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s)
 {
     int64_t in = op->n_inputs > 0 ? tensor_elements(g, op->inputs[0]) : 0;
     switch (op->kind) {
@@ -428,7 +410,7 @@ static int64_t unfused_dram_bytes(const wl_op_stats *s)
 }
 
 /* Energy of moving `bytes` across the DRAM interface. */
-static double dram_pJ(const arch_spec *a, int64_t bytes)
+double map_dram_pJ(const arch_spec *a, int64_t bytes)
 {
     return (double)bytes * 8 * a->dram.energy_pJ_per_bit;
 }
@@ -457,10 +439,10 @@ static void mapped_dram_traffic(const arch_spec *a, const map_eval *e, const wl_
 /* Energies, cycles and traffic of compute layer r from its class's search
  * (r->problem holds the layer's own problem on entry, the mapped one with
  * the layer's op and tensors on return). */
-static void cost_compute_layer(const network_job *job, const problem_class *c, map_layer_result *r)
+void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_problem_outcome *c,
+                            map_layer_result *r)
 {
-    const arch_spec *a = job->a;
-    const wl_op *op = &job->g->ops[r->op];
+    const wl_op *op = &g->ops[r->op];
     const map_eval *e = &c->eval;
     wl_problem own = r->problem;
     r->macs = wl_problem_macs(&own);
@@ -489,43 +471,42 @@ static void cost_compute_layer(const network_job *job, const problem_class *c, m
     }
     if (dram_backed) {
         mapped_dram_traffic(a, e, &own, &r->dram_bytes, &energy[MAP_COMP_DRAM]);
-        int64_t extra = unmodelled_input_bytes(job->g, op, &own);
+        int64_t extra = unmodelled_input_bytes(g, op, &own);
         r->dram_bytes += extra;
-        energy[MAP_COMP_DRAM] += dram_pJ(a, extra);
+        energy[MAP_COMP_DRAM] += map_dram_pJ(a, extra);
     } else {
         wl_op_stats s;
-        wl_op_stats_get(job->g, r->op, &s);
+        wl_op_stats_get(g, r->op, &s);
         r->dram_bytes = unfused_dram_bytes(&s);
-        energy[MAP_COMP_DRAM] = dram_pJ(a, r->dram_bytes);
+        energy[MAP_COMP_DRAM] = map_dram_pJ(a, r->dram_bytes);
     }
-    r->cycles = max_i64(cycles, dram_cycles(a, r->dram_bytes));
+    r->cycles = max_i64(cycles, map_dram_cycles(a, r->dram_bytes));
 }
 
 /* The vector-unit and DRAM model of a non-compute layer (top of file). */
-static void cost_vector_layer(const network_job *job, map_layer_result *r)
+void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_result *r)
 {
-    const arch_spec *a = job->a;
     wl_op_stats s;
-    wl_op_stats_get(job->g, r->op, &s);
-    int64_t work = vector_ops(job->g, &job->g->ops[r->op], &s);
+    wl_op_stats_get(g, r->op, &s);
+    int64_t work = map_vector_ops(g, &g->ops[r->op], &s);
     r->mapped = true;
     r->dram_bytes = unfused_dram_bytes(&s);
     r->energy_by_component_pJ[MAP_COMP_VECTOR] = (double)work * a->compute.mac_pJ;
-    r->energy_by_component_pJ[MAP_COMP_DRAM] = dram_pJ(a, r->dram_bytes);
-    r->cycles =
-        max_i64((int64_t)ceil((double)work / vector_lanes(a)), dram_cycles(a, r->dram_bytes));
+    r->energy_by_component_pJ[MAP_COMP_DRAM] = map_dram_pJ(a, r->dram_bytes);
+    r->cycles = max_i64((int64_t)ceil((double)work / map_vector_lanes(a)),
+                        map_dram_cycles(a, r->dram_bytes));
 }
 
 /* ------------------------------------------------------------- layers */
 
 /* An op that does work at run time (see "Layers" at the top). */
-static bool is_layer(const wl_op *op)
+bool map_op_is_layer(const wl_op *op)
 {
     wl_op_category c = wl_op_kind_category(op->kind);
     return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_SHAPE && c != WL_CAT_UNKNOWN;
 }
 
-static bool is_compute(const wl_op *op)
+bool map_op_is_compute(const wl_op *op)
 {
     return wl_op_kind_category(op->kind) == WL_CAT_COMPUTE;
 }
@@ -538,7 +519,7 @@ static as_code collect_layers(const wl_graph *g, const char *only_layer, class_t
     int32_t n = 0;
     for (int32_t k = 0; k < g->n_order; k++) {
         const wl_op *op = &g->ops[g->order[k]];
-        n += is_layer(op) && (!only_layer || strcmp(op->name, only_layer) == 0);
+        n += map_op_is_layer(op) && (!only_layer || strcmp(op->name, only_layer) == 0);
     }
     if (only_layer && n == 0)
         return as_fail(st, AS_EINVAL,
@@ -550,12 +531,12 @@ static as_code collect_layers(const wl_graph *g, const char *only_layer, class_t
     for (int32_t k = 0; k < g->n_order; k++) {
         int32_t o = g->order[k];
         const wl_op *op = &g->ops[o];
-        if (!is_layer(op) || (only_layer && strcmp(op->name, only_layer) != 0))
+        if (!map_op_is_layer(op) || (only_layer && strcmp(op->name, only_layer) != 0))
             continue;
         map_layer_result *layer = &r->layers[r->n_layers++];
         layer->op = o;
         layer->problem_class = -1;
-        if (!is_compute(op))
+        if (!map_op_is_compute(op))
             continue;
         as_code code = wl_op_problem(g, o, &layer->problem, st);
         if (code != AS_OK)
@@ -584,17 +565,17 @@ static void sum_layers(const arch_spec *a, map_network_result *r)
     r->edp_J_cycle = r->energy_pJ * 1e-12 * (double)r->cycles;
     r->op_intensity = r->dram_bytes > 0 ? 2.0 * (double)r->macs / (double)r->dram_bytes : 0;
     r->utilization =
-        r->cycles > 0 ? (double)r->macs / (peak_macs_per_cycle(a) * (double)r->cycles) : 0;
+        r->cycles > 0 ? (double)r->macs / (map_peak_macs_per_cycle(a) * (double)r->cycles) : 0;
 }
 
 /* Per-layer energy total and utilisation from the components. */
-static void finish_layer(const arch_spec *a, map_layer_result *l)
+void map_finish_layer(const arch_spec *a, map_layer_result *l)
 {
     l->energy_pJ = 0;
     for (int c = 0; c < MAP_N_COMPONENTS; c++)
         l->energy_pJ += l->energy_by_component_pJ[c];
     l->utilization =
-        l->cycles > 0 ? (double)l->macs / (peak_macs_per_cycle(a) * (double)l->cycles) : 0;
+        l->cycles > 0 ? (double)l->macs / (map_peak_macs_per_cycle(a) * (double)l->cycles) : 0;
 }
 
 as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_network_options *o,
@@ -613,12 +594,13 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
     as_code code = arch_validate(a, st);
     if (code != AS_OK)
         return code;
-    network_job job = {.g = g, .a = a, .o = o, .budget = effective_budget(o)};
+    network_job job = {
+        .g = g, .a = a, .o = o, .budget = map_effective_budget(&o->search, o->budget_per_problem)};
     code = collect_layers(g, o->only_layer, &t, out, st);
     if (code == AS_OK) {
         map_classes(&job, &t);
         for (int32_t i = 0; i < t.n; i++)
-            out->interrupted |= !t.cls[i].searched;
+            out->interrupted |= !t.cls[i].out.searched;
         code = check_classes(&job, &t, out->interrupted, st);
     }
     if (code != AS_OK) {
@@ -627,14 +609,14 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
         return code;
     }
     for (int32_t i = 0; i < t.n; i++)
-        out->mappings_evaluated += t.cls[i].evaluated;
+        out->mappings_evaluated += t.cls[i].out.evaluated;
     for (int32_t i = 0; i < out->n_layers; i++) {
         map_layer_result *l = &out->layers[i];
         if (l->problem_class >= 0)
-            cost_compute_layer(&job, &t.cls[l->problem_class], l);
+            map_cost_compute_layer(g, a, &t.cls[l->problem_class].out, l);
         else
-            cost_vector_layer(&job, l);
-        finish_layer(a, l);
+            map_cost_vector_layer(g, a, l);
+        map_finish_layer(a, l);
     }
     sum_layers(a, out);
     class_table_free(&t);

@@ -1,0 +1,164 @@
+/*
+ * fusion.h -- layer fusion: which layers run together on chip, tile by
+ * tile, so that their intermediates never cross DRAM.
+ *
+ * A plan partitions the working ops of a graph (live, unfolded, not views)
+ * into groups.  A group runs tile by tile over its final outputs (Optimus,
+ * DeFiNES): each member computes the region of its output the next member
+ * needs, halos included; intermediates stay on chip; the group's external
+ * inputs, outputs and weights cross DRAM.  The layer-by-layer plan (every
+ * op its own group) is the baseline the searches improve on.
+ *
+ * Searches over plans (genetic, dynamic programming, FAST's ILP) are
+ * anytime and seeded, like the mapper's.
+ */
+#ifndef AS_FUSION_H
+#define AS_FUSION_H
+
+#include "../arch/arch.h"
+#include "../core/core.h"
+#include "../mapping/mapping.h"
+#include "../workload/workload.h"
+
+/* ------------------------------------------------------------------ plans */
+
+typedef struct fu_plan {
+    int32_t n_ops;    /* the graph's op count (g->n_ops) */
+    int32_t *group;   /* per graph op: its group, -1 for ops that do no work (views,
+                         folded shape arithmetic, dead ops); malloc'd */
+    int32_t n_groups;
+} fu_plan;
+
+/* Allocate a plan for g with every working op in its own group (the
+ * layer-by-layer plan), canonical. */
+as_code fu_plan_init(fu_plan *p, const wl_graph *g, as_status *st);
+void fu_plan_free(fu_plan *p);
+as_code fu_plan_copy(fu_plan *dst, const fu_plan *src, as_status *st);
+/* True when op o does work and so belongs to some group. */
+bool fu_op_in_plan(const wl_graph *g, int32_t o);
+
+/* A plan is valid when every working op has a group, every group is
+ * convex (no path leaves the group and re-enters it) and connected by data
+ * (each member consumes another member's output or shares an input with
+ * one).  On failure reason names the group and ops. */
+bool fu_plan_valid(const wl_graph *g, const fu_plan *p, char *reason, size_t reason_size);
+/* Renumber groups in the topological order of their first op, so that
+ * equal partitions have equal arrays. */
+void fu_plan_canonicalize(const wl_graph *g, fu_plan *p);
+bool fu_plan_equal(const fu_plan *a, const fu_plan *b);
+
+/* ------------------------------------------------------------ group costs */
+
+/* How a group treats the overlap (halo) of convolution windows between
+ * neighbouring tiles (DeFiNES). */
+typedef enum fu_halo_mode {
+    FU_HALO_RECOMPUTE,  /* every tile recomputes its halo */
+    FU_HALO_CACHE_ROWS, /* halos cached along one axis, recomputed along the other */
+    FU_HALO_CACHE_ALL,  /* every halo cached on chip, nothing recomputed */
+} fu_halo_mode;
+
+typedef struct fu_tile {
+    int64_t rows, cols; /* of the group's final output (spatial), or tokens x 1 */
+} fu_tile;
+
+typedef struct fu_group_cost {
+    bool valid;
+    char reason[160];          /* why not: the footprint that does not fit, ... */
+    fu_tile tile;              /* the tile shape chosen */
+    fu_halo_mode halo;         /* the halo mode chosen */
+    int64_t n_tiles;
+    int64_t onchip_bytes;      /* peak footprint: resident weights + live tiles + cached halos,
+                                  with multiple buffering */
+    int64_t dram_bytes;        /* external inputs, outputs, weights (once, or per tile) */
+    int64_t macs;              /* useful */
+    int64_t recomputed_macs;   /* extra MACs of recomputed halos */
+    int64_t cycles;
+    double energy_pJ;
+    double onchip_energy_pJ;   /* from the members' mappings (recompute included) */
+    double dram_energy_pJ;
+} fu_group_cost;
+
+typedef struct fu_plan_cost {
+    bool valid;
+    char reason[160];
+    int64_t cycles;
+    double latency_s;
+    double energy_pJ;
+    double onchip_energy_pJ;
+    double dram_energy_pJ;
+    double edp_J_cycle;
+    int64_t dram_bytes;
+    double op_intensity;       /* 2 * MACs / DRAM bytes */
+    int64_t macs, recomputed_macs;
+    int32_t n_groups;
+    fu_group_cost *groups;     /* by canonical group index; malloc'd, fu_plan_cost_free */
+} fu_plan_cost;
+
+void fu_plan_cost_free(fu_plan_cost *c);
+
+typedef struct fu_cost_options {
+    map_search_options search;  /* how members are mapped on their tile problems */
+    int64_t budget_per_problem; /* mappings per distinct tile problem (0: search default) */
+    int onchip_level;           /* the level that holds fused data; -1: the outermost on-chip level */
+} fu_cost_options;
+
+void fu_cost_options_default(fu_cost_options *o);
+
+/* An evaluator holds the graph, the architecture and caches (tile problems
+ * mapped once, group costs by member set), so that searches evaluating
+ * many plans pay for each group once. */
+typedef struct fu_evaluator fu_evaluator;
+
+as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec *a,
+                         const fu_cost_options *o, as_status *st);
+void fu_evaluator_free(fu_evaluator *e);
+const wl_graph *fu_evaluator_graph(const fu_evaluator *e);
+
+/* The cost of one group of ops (any order; the best tile and halo mode are
+ * searched).  An invalid group is a result with a reason, not an error. */
+as_code fu_group_evaluate(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_group_cost *out,
+                          as_status *st);
+/* The cost of a whole plan: sums over its groups. */
+as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, as_status *st);
+
+/* --------------------------------------------------------------- searches */
+
+typedef enum fu_algorithm {
+    FU_ALGO_NONE, /* layer by layer */
+    FU_ALGO_GA,   /* CASCO's genetic search */
+    FU_ALGO_DP,   /* Optimus's dynamic programming, exact where tractable */
+    FU_ALGO_ILP,  /* FAST's tensor pinning in global memory, with CBC */
+} fu_algorithm;
+
+typedef enum fu_objective {
+    FU_OBJ_CASCO,  /* (off-chip energy + on-chip energy) x cycles */
+    FU_OBJ_EDP,
+    FU_OBJ_ENERGY,
+    FU_OBJ_CYCLES,
+} fu_objective;
+
+typedef struct fu_search_options {
+    fu_algorithm algorithm;
+    fu_objective objective;
+    uint64_t seed;
+    int threads;
+    int64_t budget;            /* plan evaluations (GA); 0 = the algorithm's default */
+    int population;            /* GA */
+    double time_limit_seconds; /* ILP: CBC's limit, then the best incumbent */
+} fu_search_options;
+
+void fu_search_options_default(fu_search_options *o);
+
+typedef struct fu_search fu_search;
+
+as_code fu_search_init(fu_search **out, fu_evaluator *e, const fu_search_options *o,
+                       as_status *st);
+/* Evaluate up to budget more plans; false once the search has ended. */
+bool fu_search_step(fu_search *s, int64_t budget);
+/* The best plan so far and its cost (both owned by the caller: free them). */
+as_code fu_search_best(const fu_search *s, fu_plan *plan, fu_plan_cost *cost, as_status *st);
+int64_t fu_search_evaluated(const fu_search *s);
+const double *fu_search_curve(const fu_search *s, int *n_points);
+void fu_search_free(fu_search *s);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * fusion_private.h -- what the fusion module's files share and tests may
+ * reach, but the public API does not promise.
+ */
+#ifndef AS_FUSION_PRIVATE_H
+#define AS_FUSION_PRIVATE_H
+
+#include "fusion.h"
+
+/* ------------------------------------ searches (search.c, ga.c, dp.c) */
+
+/*
+ * Every objective is a function of two coordinates that add up over the
+ * groups of a plan: x (energy in J: on-chip + off-chip for CASCO, the
+ * whole energy otherwise; 0 for FU_OBJ_CYCLES) and y (cycles; 0 for
+ * FU_OBJ_ENERGY).  The value is x * y for the products (CASCO, EDP) and
+ * x + y for the others.  Plan and group costs carry the same four totals,
+ * hence the loose arguments.
+ */
+typedef struct fu_coords {
+    double x, y;
+} fu_coords;
+
+fu_coords fu_objective_coords(fu_objective obj, double energy_pJ, double onchip_energy_pJ,
+                              double dram_energy_pJ, int64_t cycles);
+double fu_objective_of(fu_objective obj, fu_coords c);
+
+/* The working ops of g (fu_op_in_plan) in topological order into ops
+ * (room for g->n_ops); returns how many. */
+int32_t fu_working_ops(const wl_graph *g, int32_t *ops);
+
+/* The value of plan p (+inf when its cost is not valid); thread-safe when
+ * the evaluator is. */
+as_code fu_plan_value(fu_evaluator *e, fu_objective obj, const fu_plan *p, double *value,
+                      as_status *st);
+
+/* The best plan an algorithm has shown the search so far. */
+typedef struct fu_incumbent {
+    int64_t evaluated;  /* plans scored (GA, ILP); candidate groups scored (DP) */
+    bool found;
+    double value;
+    fu_plan plan;
+} fu_incumbent;
+
+/* Keep a copy of p when its value beats the incumbent's (ties keep the
+ * earlier plan, so results follow the order of offers). */
+as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, as_status *st);
+
+/*
+ * An algorithm is a state behind three functions; search.c dispatches on
+ * fu_search_options.algorithm.  step spends up to `budget` evaluations,
+ * counting them in inc->evaluated and offering the plans it finds, and
+ * returns false once the algorithm has ended (with st set when an error
+ * ended it).
+ */
+as_code fu_ga_new(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st);
+bool fu_ga_step(void *state, fu_incumbent *inc, int64_t budget, as_status *st);
+void fu_ga_free(void *state);
+
+/* The GA's operators on g alone (no evaluator), for tests, drawing from
+ * seed: a random valid plan; a child of plans a and b (crossover, repair,
+ * one mutation); one mutation of p, kept when valid (*changed says). */
+typedef enum fu_mutation { FU_MUTATE_MERGE, FU_MUTATE_SPLIT, FU_MUTATE_STEAL, FU_N_MUTATIONS } fu_mutation;
+as_code fu_ga_random_plan(const wl_graph *g, uint64_t seed, fu_plan *out, as_status *st);
+as_code fu_ga_child(const wl_graph *g, const fu_plan *a, const fu_plan *b, uint64_t seed,
+                    fu_plan *out, as_status *st);
+as_code fu_ga_mutate(const wl_graph *g, fu_plan *p, fu_mutation kind, uint64_t seed, bool *changed,
+                     as_status *st);
+
+as_code fu_dp_new(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st);
+bool fu_dp_step(void *state, fu_incumbent *inc, int64_t budget, as_status *st);
+void fu_dp_free(void *state);
+
+/* The plan of FAST's tensor pinning for e's graph (ilp.c, below); the
+ * search scores it like any other. */
+as_code fu_ilp_solve(fu_evaluator *e, const fu_search_options *o, fu_plan *out,
+                     as_status *st);
+
+/* ------------------------------------------- plans and group costs */
+
+/* The tensor a chain of views (live, unfolded Reshape, Identity, ...)
+ * starting at tensor t shows: their data inputs followed back (plan.c).
+ * Data edges between working ops are taken through views. */
+int32_t fu_through_views(const wl_graph *g, int32_t t);
+
+/* The members of every group of p (group ids in range), group by group,
+ * each in topological order: group gid's are members[start[gid] ..
+ * start[gid + 1]).  start has n_groups + 1 entries, members g->n_ops. */
+void fu_plan_members(const wl_graph *g, const fu_plan *p, int32_t *start, int32_t *members);
+
+/* The cost of a group at one tile shape (clamped to the anchor's output)
+ * and halo mode, without searching them or caching the result: for tests
+ * and reports.  A single op costs as in fu_group_evaluate. */
+as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
+                               fu_halo_mode halo, fu_group_cost *out, as_status *st);
+
+/* ------------------------------------------------ FAST's ILP (ilp.c) */
+
+/* The evaluator's architecture and cost options (group.c): the ILP maps
+ * layers with the same mapper settings and pins into the same level. */
+const arch_spec *fu_evaluator_arch(const fu_evaluator *e);
+const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e);
+
+/*
+ * FAST's tensor-pinning problem in its own terms, so that tests can build
+ * instances by hand.  Layers run one after another in a fixed order
+ * (positions 0 .. n_layers-1).  An item is a tensor that may be pinned in
+ * global memory: while pinned it occupies `words` from layer `first` to
+ * layer `last` (inclusive), and it saves DRAM time at the layers its
+ * savings name.  Layer i takes max(compute_cycles[i], dram_cycles[i] -
+ * savings of its pinned items); a pinning fits when at every layer the
+ * pinned items live there need at most max(0, capacity_words -
+ * reserved_words[i]).  The ILP minimises the sum of layer times.
+ */
+typedef struct fu_ilp_item {
+    int32_t tensor;       /* graph tensor (-1 in hand-built instances) */
+    bool is_weight;       /* weights stay for the whole run; activations join layers */
+    int64_t words;        /* footprint in global memory */
+    int32_t first, last;  /* layer positions it occupies when pinned */
+} fu_ilp_item;
+
+typedef struct fu_ilp_saving {
+    int32_t item, layer;
+    double dram_cycles;   /* DRAM time layer no longer spends when item is pinned */
+} fu_ilp_saving;
+
+typedef struct fu_ilp_instance {
+    int32_t n_layers;
+    int32_t *op;              /* graph op of each layer (-1 by hand) */
+    double *compute_cycles;   /* FAST's T_min: every operand on chip */
+    double *dram_cycles;      /* DRAM time with nothing pinned */
+    int64_t *reserved_words;  /* FAST's B_i: global memory the layer streams through */
+    int64_t capacity_words;   /* of global memory */
+    int32_t n_items, max_items;
+    fu_ilp_item *items;
+    int32_t n_savings, max_savings;
+    fu_ilp_saving *savings;
+    as_arena arena;           /* owns every array */
+} fu_ilp_instance;
+
+/* n_layers zeroed layers, room for max_items items and max_savings
+ * savings (none yet), capacity 0. */
+as_code fu_ilp_instance_init(fu_ilp_instance *inst, int32_t n_layers, int32_t max_items,
+                             int32_t max_savings, as_status *st);
+void fu_ilp_instance_free(fu_ilp_instance *inst);
+/* FAST's instance of g on a: layers and on-chip times from the mapper
+ * (o->search, o->budget_per_problem), tensors at their precision over
+ * the DRAM bandwidth, global memory = level o->onchip_level (ilp.c
+ * states the model). */
+as_code fu_ilp_instance_from_graph(fu_ilp_instance *inst, const wl_graph *g, const arch_spec *a,
+                                   const fu_cost_options *o, as_status *st);
+
+/* What a solve found, for reports. */
+typedef struct fu_ilp_report {
+    double objective_cycles;  /* FAST's objective: sum of layer times of the pinning chosen */
+    double unpinned_cycles;   /* the same with nothing pinned */
+    double bound_cycles;      /* CBC's lower bound on the optimum */
+    bool optimal;             /* proven optimal */
+    bool time_limit_reached;  /* stopped by the limit: the best incumbent was used */
+    int32_t n_pinned_weights, n_pinned_activations;
+    int64_t pinned_words;     /* sum over pinned items */
+} fu_ilp_report;
+
+/* Solve inst with CBC (silent; time_limit_seconds <= 0: no limit) into
+ * pinned[n_items]. */
+as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds,
+                              bool *pinned, fu_ilp_report *report, as_status *st);
+/* The objective of any pinning (fitting or not). */
+double fu_ilp_objective(const fu_ilp_instance *inst, const bool *pinned);
+/* The plan of a pinning of an instance built from g: layers joined by a
+ * pinned activation form one group. */
+as_code fu_ilp_plan(const fu_ilp_instance *inst, const wl_graph *g, const bool *pinned,
+                    fu_plan *out, as_status *st);
+/* fu_ilp_solve, also filling report (may be NULL). */
+as_code fu_ilp_solve_report(fu_evaluator *e, const fu_search_options *o, fu_plan *out,
+                            fu_ilp_report *report, as_status *st);
+
+#endif
