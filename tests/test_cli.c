@@ -438,6 +438,45 @@ static void test_map_interrupted(void **state)
     assert_non_null(strstr(json, "\"mapped\": false"));
 }
 
+/* fuse: every algorithm runs; the chosen plan is never worse than layer by
+ * layer on its objective; bad options exit 2. */
+static void test_fuse(void **state)
+{
+    (void)state;
+    const char *runs[] = {
+        "fuse --arch gemmini --model alexnet --algo dp --objective edp --mapper-budget 128 --json",
+        "fuse --arch eyeriss --model resnet18 --algo ga --objective edp --budget 300 "
+        "--mapper-budget 64 --json",
+        "fuse --arch eyeriss --model alexnet --algo ilp --objective edp --mapper-budget 64 --json",
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        run_result r;
+        run(&r, runs[i]);
+        if (r.status != 0)
+            fail_msg("'accelsearch %s' exited %d: %s", runs[i], r.status, r.err);
+        char *totals = strstr(r.out, "\"totals\": {"), *base = strstr(r.out, "\"baseline\": {");
+        assert_non_null(totals);
+        assert_non_null(base);
+        char fused_edp[64], base_edp[64];
+        json_value(totals, "edp_J_cycle", fused_edp, sizeof fused_edp);
+        json_value(base, "edp_J_cycle", base_edp, sizeof base_edp);
+        assert_true(atof(fused_edp) <= atof(base_edp));
+        assert_non_null(strstr(r.out, "\"groups\": ["));
+        assert_non_null(strstr(r.out, "\"onchip_bytes\": "));
+        free(r.out);
+    }
+    const char *bad[] = {"fuse", "fuse --arch eyeriss",
+                         "fuse --arch eyeriss --model alexnet --algo magic",
+                         "fuse --arch eyeriss --model alexnet --budget 0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_result r;
+        run(&r, bad[i]);
+        if (r.status != 2)
+            fail_msg("'accelsearch %s' exited %d, want 2", bad[i], r.status);
+        free(r.out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,7 +485,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),          cmocka_unit_test(test_export_round_trip),
         cmocka_unit_test(test_arch_commands),      cmocka_unit_test(test_eval),
         cmocka_unit_test(test_map_single_problem), cmocka_unit_test(test_map_network),
-        cmocka_unit_test(test_map_interrupted),
+        cmocka_unit_test(test_map_interrupted),    cmocka_unit_test(test_fuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

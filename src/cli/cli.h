@@ -71,5 +71,6 @@ int cli_model(int argc, char **argv);
 int cli_arch(int argc, char **argv);
 int cli_eval(int argc, char **argv);
 int cli_map(int argc, char **argv);
+int cli_fuse(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const char usage_text[] =
     "  eval INPUT.yaml [ERT [ART]]       evaluate a timeloop-model input's mapping\n"
     "  map INPUT.yaml [ERT [ART]]        the best mapping of a timeloop-mapper input\n"
     "  map --arch A --model M            map every layer of a model on an architecture\n"
+    "  fuse --arch A --model M           fuse layers (ga, dp, ilp) against layer by layer\n"
     "\n"
     "run 'accelsearch <command> --help' for the options of a command.\n";
 
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
         return cli_eval(argc - 2, argv + 2);
     if (strcmp(command, "map") == 0)
         return cli_map(argc - 2, argv + 2);
+    if (strcmp(command, "fuse") == 0)
+        return cli_fuse(argc - 2, argv + 2);
     fprintf(stderr, "accelsearch: unknown command '%s'\n\n%s", command, usage_text);
     return CLI_EXIT_USAGE;
 }
