@@ -105,6 +105,21 @@ bool as_add_i64(int64_t a, int64_t b, int64_t *result);
  * returns NULL and names the path and the system error in st. */
 uint8_t *as_read_file(const char *path, size_t *size, as_status *st);
 
+/* ---------------------------------------------------------- anytime curve */
+
+/* The best objective value after each step of an anytime search (the
+ * mapper's, the fusion searches'), for plotting convergence.  Zero-filled
+ * is empty. */
+typedef struct as_curve {
+    double *points;
+    int n, capacity;
+} as_curve;
+
+/* Append v; a failed allocation drops the point (the curve is a report,
+ * not state the search depends on). */
+void as_curve_push(as_curve *c, double v);
+void as_curve_free(as_curve *c);
+
 /* ------------------------------------------------------------------ yaml */
 
 /*

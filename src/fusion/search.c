@@ -145,8 +145,7 @@ struct fu_search {
     fu_incumbent best;
     bool ended;
     as_status status;      /* why the algorithm stopped early, when an error stopped it */
-    double *curve;         /* best value after each step */
-    int n_curve, cap_curve;
+    as_curve curve;        /* best value after each step */
 };
 
 void fu_search_options_default(fu_search_options *o)
@@ -178,15 +177,7 @@ static as_code check_options(const fu_search_options *o, as_status *st)
  * when memory runs out). */
 static void record_curve(fu_search *s)
 {
-    if (s->n_curve == s->cap_curve) {
-        int cap = s->cap_curve ? 2 * s->cap_curve : 64;
-        double *grown = realloc(s->curve, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return;
-        s->curve = grown;
-        s->cap_curve = cap;
-    }
-    s->curve[s->n_curve++] = s->best.found ? s->best.value : INFINITY;
+    as_curve_push(&s->curve, s->best.found ? s->best.value : INFINITY);
 }
 
 /* Score the layer-by-layer plan: the incumbent every search starts from. */
@@ -264,8 +255,8 @@ int64_t fu_search_evaluated(const fu_search *s)
 
 const double *fu_search_curve(const fu_search *s, int *n_points)
 {
-    *n_points = s->n_curve;
-    return s->curve;
+    *n_points = s->curve.n;
+    return s->curve.points;
 }
 
 void fu_search_free(fu_search *s)
@@ -275,6 +266,6 @@ void fu_search_free(fu_search *s)
     if (s->state)
         s->algo->destroy(s->state);
     fu_plan_free(&s->best.plan);
-    free(s->curve);
+    as_curve_free(&s->curve);
     free(s);
 }

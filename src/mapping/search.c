@@ -90,8 +90,7 @@ struct map_search {
     int64_t evaluated, valid, since_improvement;
     int64_t invalid_run;  /* consecutive invalid mappings up to now */
     bool invalid_limit_hit;
-    double *curve;
-    int n_curve, cap_curve;
+    as_curve curve;        /* best value after each step */
     bool ended;
     double started_s;
 };
@@ -380,15 +379,7 @@ static void run_round(map_search *s, int64_t budget)
  * when memory runs out). */
 static void record_curve(map_search *s)
 {
-    if (s->n_curve == s->cap_curve) {
-        int cap = s->cap_curve ? 2 * s->cap_curve : 64;
-        double *grown = realloc(s->curve, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return;
-        s->curve = grown;
-        s->cap_curve = cap;
-    }
-    s->curve[s->n_curve++] = s->found ? s->best_key[0] : INFINITY;
+    as_curve_push(&s->curve, s->found ? s->best_key[0] : INFINITY);
 }
 
 /* ------------------------------------------------------------------- API */
@@ -486,8 +477,8 @@ int64_t map_search_valid(const map_search *s)
 
 const double *map_search_curve(const map_search *s, int *n_points)
 {
-    *n_points = s->n_curve;
-    return s->curve;
+    *n_points = s->curve.n;
+    return s->curve.points;
 }
 
 void map_search_free(map_search *s)
@@ -498,6 +489,6 @@ void map_search_free(map_search *s)
         ms_enum_free(s->enumeration);
         free(s->enumeration);
     }
-    free(s->curve);
+    as_curve_free(&s->curve);
     free(s);
 }
