@@ -41,6 +41,7 @@ typedef struct point {
     int32_t from_cut, from_point;
 } point;
 
+/* The Pareto front of a cut point: no point dominates another. */
 typedef struct front {
     point *p;
     int32_t n, cap;
@@ -137,7 +138,8 @@ static as_code try_run(fu_dp *dp, as_status *st)
     return AS_OK;
 }
 
-/* The plan of the best point of the last front, offered to inc. */
+/* The plan of the best point of the last front, offered to inc.  Builds
+ * it in dp->probe, which the ended search no longer needs. */
 static as_code offer_best(fu_dp *dp, fu_incumbent *inc, as_status *st)
 {
     const front *last = &dp->fronts[dp->n_work];

@@ -80,8 +80,8 @@ typedef struct fu_ga {
     double *value;
     as_status *status;      /* per brood slot, for parallel scoring */
     ranked *rank;           /* selection's scratch, per slot */
-    fu_plan *sorted;
-    double *sorted_value;
+    fu_plan *sorted;        /* selection's scratch, per slot: plans in rank order */
+    double *sorted_value;   /* and their values */
     int n_pop, n_brood, n_scored;
     int stale;              /* generations since the best plan last changed */
     /* Scratch. */
@@ -223,6 +223,7 @@ static int32_t members_of(fu_ga *ga, const fu_plan *p, int32_t gid)
     return n;
 }
 
+/* A uniformly random working op (there must be one). */
 static int32_t random_work_op(fu_ga *ga)
 {
     return ga->work[ms_rng_below(&ga->rng, ga->n_work)];
@@ -270,6 +271,7 @@ static bool mutate_steal(fu_ga *ga, fu_plan *p)
     return true;
 }
 
+/* The mutations by fu_mutation. */
 static bool (*const mutations[FU_N_MUTATIONS])(fu_ga *, fu_plan *) = {
     [FU_MUTATE_MERGE] = mutate_merge,
     [FU_MUTATE_SPLIT] = mutate_split,
@@ -488,6 +490,7 @@ static as_code operators_init(fu_ga *ga, const wl_graph *g, uint64_t seed, as_st
     return rc == AS_OK ? build_neighbours(ga, st) : rc;
 }
 
+/* Free what operators_init allocated, also after it failed half way. */
 static void operators_free(fu_ga *ga)
 {
     fu_plan_free(&ga->probe);
@@ -588,6 +591,7 @@ static as_code with_operators(const wl_graph *g, uint64_t seed, as_status *st,
     return rc;
 }
 
+/* What the public test hooks pass to the operators and get back. */
 typedef struct hook_args {
     const fu_plan *a, *b;
     fu_plan *p;
@@ -595,6 +599,8 @@ typedef struct hook_args {
     bool changed;
 } hook_args;
 
+/* The operator behind each hook: random_plan, crossover then mutate,
+ * one try_mutation (recording whether it changed the plan). */
 static void hook_random_plan(fu_ga *ga, void *arg)
 {
     random_plan(ga, ((hook_args *)arg)->p);

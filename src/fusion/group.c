@@ -93,12 +93,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tile shapes mapped per group: the best by estimate, and the largest
- * tile that fits (the estimate does not see how small tiles use the
- * array). */
+/* Tile shapes mapped per group besides the largest tile that fits: the
+ * best by estimate.  The largest is always mapped too, because the
+ * estimate does not see how small tiles use the array. */
 #define MAPPED_TILE_SHAPES 4
 /* Candidate tile sizes per axis: powers of two up to 2^30, and the whole. */
 #define MAX_AXIS_SIZES 32
+/* Halo modes, each costed for every tile shape (fu_halo_mode). */
+#define N_HALO_MODES (FU_HALO_CACHE_ALL + 1)
 
 void fu_cost_options_default(fu_cost_options *o)
 {
@@ -144,6 +146,7 @@ struct fu_evaluator {
     bool lock_ready;
 };
 
+/* An empty table of 64 slots; false when out of memory. */
 static bool table_init(ptr_table *t)
 {
     t->mask = 63;
@@ -173,6 +176,22 @@ static bool table_grow(ptr_table *t, uint64_t (*hash_of)(const void *))
     return true;
 }
 
+/* Insert entry (hash h, not in t yet), growing t first when it would be
+ * more than half full; false when out of memory (entry not inserted). */
+static bool table_insert(ptr_table *t, void *entry, uint64_t h, uint64_t (*hash_of)(const void *))
+{
+    if (2 * (t->n + 1) > (int64_t)t->mask && !table_grow(t, hash_of))
+        return false;
+    uint64_t i = h & t->mask;
+    while (t->slot[i])
+        i = (i + 1) & t->mask;
+    t->slot[i] = entry;
+    t->n++;
+    return true;
+}
+
+/* The hash of a table entry, for table_grow: a mapped problem's is that
+ * of its key, a group's is stored with it (that of its sorted members). */
 static uint64_t mapped_hash(const void *entry)
 {
     const mapped_entry *m = entry;
@@ -270,6 +289,18 @@ const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e)
     return &e->o;
 }
 
+/* The cached mapping of the problem with key (hash h), or NULL; the
+ * caller holds the lock. */
+static mapped_entry *cached_mapping(const fu_evaluator *e, const map_problem_key *key, uint64_t h)
+{
+    for (uint64_t i = h & e->mapped.mask; e->mapped.slot[i]; i = (i + 1) & e->mapped.mask) {
+        mapped_entry *m = e->mapped.slot[i];
+        if (memcmp(&m->key, key, sizeof *key) == 0)
+            return m;
+    }
+    return NULL;
+}
+
 /*
  * The mapper's best for problem p, searched once per distinct problem.
  * The search runs outside the lock, so two threads may map the same new
@@ -282,11 +313,8 @@ static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const mapped
     mapped_entry probe;
     map_problem_key_of(p, &probe.key);
     uint64_t h = mapped_hash(&probe);
-    const mapped_entry *found = NULL;
     omp_set_lock(&e->lock);
-    for (uint64_t i = h & e->mapped.mask; e->mapped.slot[i] && !found; i = (i + 1) & e->mapped.mask)
-        if (memcmp(&((mapped_entry *)e->mapped.slot[i])->key, &probe.key, sizeof probe.key) == 0)
-            found = e->mapped.slot[i];
+    const mapped_entry *found = cached_mapping(e, &probe.key, h);
     omp_unset_lock(&e->lock);
     *out = found;
     if (found)
@@ -303,22 +331,13 @@ static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const mapped
         return code;
     }
     omp_set_lock(&e->lock);
-    uint64_t i = h & e->mapped.mask;
-    for (; e->mapped.slot[i]; i = (i + 1) & e->mapped.mask)
-        if (memcmp(&((mapped_entry *)e->mapped.slot[i])->key, &m->key, sizeof m->key) == 0)
-            break;
-    if (e->mapped.slot[i]) {
+    mapped_entry *first = cached_mapping(e, &m->key, h);
+    if (first) {
         free(m);
-        m = e->mapped.slot[i];
-    } else if (2 * (e->mapped.n + 1) > (int64_t)e->mapped.mask &&
-               !table_grow(&e->mapped, mapped_hash)) {
+        m = first;
+    } else if (!table_insert(&e->mapped, m, h, mapped_hash)) {
         free(m);
         m = NULL;
-    } else {
-        for (i = h & e->mapped.mask; e->mapped.slot[i]; i = (i + 1) & e->mapped.mask)
-            ;
-        e->mapped.slot[i] = m;
-        e->mapped.n++;
     }
     omp_unset_lock(&e->lock);
     *out = m;
@@ -336,6 +355,8 @@ static int64_t level_tile_words(const map_eval *ev, int l)
     return words;
 }
 
+/* Bytes that `words` words of word_bits bits take (8 bits when the level
+ * gives none), rounded up. */
 static int64_t bytes_of_words(double words, int word_bits)
 {
     return (int64_t)ceil(words * (word_bits > 0 ? word_bits : 8) / 8.0);
@@ -399,6 +420,7 @@ static int cols_axis(const wl_tensor *t)
     return t->rank == 4 ? 3 : -1;
 }
 
+/* Tile axis `which` (0 rows, 1 cols) of t, -1 when it has none. */
 static int axis_of(const wl_tensor *t, int which)
 {
     return which == 0 ? rows_axis(t) : cols_axis(t);
@@ -412,6 +434,7 @@ static int64_t extent_of(const wl_tensor *t, int which)
     return axis >= 0 && t->dims[axis] > 0 ? t->dims[axis] : 1;
 }
 
+/* The whole output 0 of op o as one tile. */
 static void output_extents(const wl_graph *g, int32_t o, fu_tile *tile)
 {
     const wl_tensor *t = &g->tensors[g->ops[o].outputs[0]];
@@ -425,6 +448,7 @@ typedef struct span {
     int64_t lo, hi; /* [lo, hi); empty when hi <= lo */
 } span;
 
+/* The smallest span holding x and y (an empty one adds nothing). */
 static span span_hull(span x, span y)
 {
     if (x.hi <= x.lo)
@@ -434,6 +458,7 @@ static span span_hull(span x, span y)
     return (span){x.lo < y.lo ? x.lo : y.lo, x.hi > y.hi ? x.hi : y.hi};
 }
 
+/* s cut to [0, extent). */
 static span span_clip(span s, int64_t extent)
 {
     if (s.lo < 0)
@@ -454,17 +479,18 @@ static bool same_dims(const wl_tensor *x, const wl_tensor *y)
     return true;
 }
 
-/* Begin padding of a window op on spatial axis i (auto_pad resolved as
- * inference does: SAME pads so that out = ceil(in / stride)). */
-static int64_t pad_begin(const wl_op *op, int i, int64_t in_len, int64_t out_len, int64_t kernel)
+/* Begin padding of a window op on spatial axis i, whose window spans
+ * `reach` input positions (the dilated kernel) and moves by `stride`
+ * (auto_pad resolved as inference does: SAME pads so that out = ceil(in /
+ * stride)). */
+static int64_t pad_begin(const wl_op *op, int i, int64_t in_len, int64_t out_len, int64_t stride,
+                         int64_t reach)
 {
     const wl_attrs *a = &op->attrs;
-    int64_t stride = a->strides[i] > 0 ? a->strides[i] : 1;
-    int64_t dil = a->dilations[i] > 0 ? a->dilations[i] : 1;
     if (a->auto_pad == WL_AUTO_PAD_VALID)
         return 0;
     if (a->auto_pad == WL_AUTO_PAD_SAME_UPPER || a->auto_pad == WL_AUTO_PAD_SAME_LOWER) {
-        int64_t total = (out_len - 1) * stride + (kernel - 1) * dil + 1 - in_len;
+        int64_t total = (out_len - 1) * stride + reach - in_len;
         if (total < 0)
             total = 0;
         return a->auto_pad == WL_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
@@ -484,9 +510,17 @@ static span window_span(const wl_graph *g, const wl_op *op, int which, span out,
         kernel = 1;
     int64_t stride = op->attrs.strides[which] > 0 ? op->attrs.strides[which] : 1;
     int64_t dil = op->attrs.dilations[which] > 0 ? op->attrs.dilations[which] : 1;
-    int64_t pad = pad_begin(op, which, x->dims[2 + which], y->dims[2 + which], kernel);
-    span s = {out.lo * stride - pad, (out.hi - 1) * stride + (kernel - 1) * dil + 1 - pad};
+    int64_t reach = (kernel - 1) * dil + 1;
+    int64_t pad = pad_begin(op, which, x->dims[2 + which], y->dims[2 + which], stride, reach);
+    span s = {out.lo * stride - pad, (out.hi - 1) * stride + reach - pad};
     return span_clip(s, x->dims[2 + which]);
+}
+
+/* The op's axis attribute as an axis of its output y (a negative one
+ * counts from the end). */
+static int64_t axis_attr(const wl_op *op, const wl_tensor *y)
+{
+    return op->attrs.axis < 0 ? op->attrs.axis + y->rank : op->attrs.axis;
 }
 
 /* A normalisation over axes from `axis` on (LayerNormalization; Softmax
@@ -494,14 +528,7 @@ static span window_span(const wl_graph *g, const wl_op *op, int which, span out,
  * axis comes before. */
 static bool normalises_after(const wl_op *op, const wl_tensor *y, int which)
 {
-    int64_t axis = op->attrs.axis < 0 ? op->attrs.axis + y->rank : op->attrs.axis;
-    return axis_of(y, which) < axis;
-}
-
-/* The axis a Concat joins along, normalised. */
-static int64_t concat_axis(const wl_op *op, const wl_tensor *y)
-{
-    return op->attrs.axis < 0 ? op->attrs.axis + y->rank : op->attrs.axis;
+    return axis_of(y, which) < axis_attr(op, y);
 }
 
 /*
@@ -529,7 +556,7 @@ static span need_span(const wl_graph *g, const wl_op *op, int i, int which, span
     case WL_OP_SOFTMAX:
         return i == 0 && same_axis && normalises_after(op, y, which) ? out : whole;
     case WL_OP_CONCAT:
-        return same_axis && concat_axis(op, y) != ay ? out : whole;
+        return same_axis && axis_attr(op, y) != ay ? out : whole; /* not the joined axis */
     default:
         break;
     }
@@ -582,6 +609,7 @@ typedef struct group {
     int64_t weight_words, weight_bytes;
 } group;
 
+/* The index of op among the members, -1 when it is not one. */
 static int32_t member_index(const group *gr, int32_t op)
 {
     for (int32_t i = 0; i < gr->n; i++)
@@ -633,6 +661,7 @@ static int32_t gtensor_of(group *gr, int32_t t)
     return gr->n_t++;
 }
 
+/* Free what group_init allocated, also after it failed half way. */
 static void group_free(group *gr)
 {
     free(gr->m);
@@ -828,7 +857,8 @@ static int64_t positions(const gtensor *t, fu_halo_mode h)
     return rows * cols;
 }
 
-/* Words of halo tensor t keeps on chip under mode h. */
+/* The halo words of tensor t kept on chip under mode h (none unless a
+ * member reads t). */
 static int64_t halo_words(const gtensor *t, fu_halo_mode h)
 {
     if (h == FU_HALO_RECOMPUTE || !t->read_inside)
@@ -1014,6 +1044,7 @@ static bool better(const fu_group_cost *x, const fu_group_cost *y)
     return x->energy_pJ < y->energy_pJ;
 }
 
+/* qsort order of tilings: fitting ones first, then by estimate. */
 static int by_estimate(const void *x, const void *y)
 {
     const tiling *a = x, *b = y;
@@ -1022,14 +1053,14 @@ static int by_estimate(const void *x, const void *y)
     return a->estimate < b->estimate ? -1 : a->estimate > b->estimate;
 }
 
-/* Walk both axes for one tile shape and count its three halo modes into
- * out[0..3). */
+/* Walk both axes for one tile shape and count its halo modes into
+ * out[0 .. N_HALO_MODES). */
 static void count_shape(group *gr, int64_t rows, int64_t cols, tiling *out)
 {
     const gtensor *anchor = &gr->t[gr->m[gr->n - 1].out];
     walk_axis(gr, 0, rows);
     walk_axis(gr, 1, cols);
-    for (int h = 0; h < 3; h++) {
+    for (int h = 0; h < N_HALO_MODES; h++) {
         tiling *tl = &out[h];
         memset(tl, 0, sizeof *tl);
         tl->tile = (fu_tile){rows, cols};
@@ -1049,6 +1080,22 @@ static fu_tile largest_fitting(const tiling *cand, int n_cand)
         if (cand[i].fits && cand[i].tile.rows * cand[i].tile.cols > best.rows * best.cols)
             best = cand[i].tile;
     return best;
+}
+
+/* No candidate fits the on-chip level: record the smallest footprint
+ * among cand[0 .. n_cand) in c, and say so. */
+static void explain_no_fit(const fu_evaluator *e, const tiling *cand, int n_cand, fu_group_cost *c)
+{
+    const arch_level *L = &e->a.level[e->onchip];
+    int64_t smallest = cand[0].onchip_bytes;
+    for (int i = 1; i < n_cand; i++)
+        if (cand[i].onchip_bytes < smallest)
+            smallest = cand[i].onchip_bytes;
+    c->onchip_bytes = smallest;
+    snprintf(c->reason, sizeof c->reason,
+             "footprint of %lld bytes at best does not fit %s (%lld bytes)", (long long)smallest,
+             L->name,
+             (long long)bytes_of_words((double)L->size_words * (double)L->instances, L->word_bits));
 }
 
 /* The fused cost of a group of two or more ops (see the top), over every
@@ -1081,12 +1128,12 @@ static as_code fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const 
             cols[0] =
                 only->cols > 0 && only->cols < anchor->extent[1] ? only->cols : anchor->extent[1];
         }
-        cand = malloc((size_t)(n_rows * n_cols * 3) * sizeof *cand);
+        cand = malloc((size_t)(n_rows * n_cols * N_HALO_MODES) * sizeof *cand);
         if (!cand)
             code = as_fail(st, AS_ENOMEM, "out of memory for tile candidates");
     }
     for (int r = 0; code == AS_OK && r < n_rows; r++)
-        for (int k = 0; k < n_cols; k++, n_cand += 3)
+        for (int k = 0; k < n_cols; k++, n_cand += N_HALO_MODES)
             count_shape(&gr, rows[r], cols[k], &cand[n_cand]);
     if (code == AS_OK && only) {
         cand[0] = cand[only_halo];
@@ -1094,19 +1141,8 @@ static as_code fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const 
     }
     if (code == AS_OK) {
         qsort(cand, (size_t)n_cand, sizeof *cand, by_estimate);
-        if (n_cand > 0 && !cand[0].fits) {
-            const arch_level *L = &e->a.level[e->onchip];
-            int64_t smallest = cand[0].onchip_bytes;
-            for (int i = 1; i < n_cand; i++)
-                if (cand[i].onchip_bytes < smallest)
-                    smallest = cand[i].onchip_bytes;
-            best->onchip_bytes = smallest;
-            snprintf(best->reason, sizeof best->reason,
-                     "footprint of %lld bytes at best does not fit %s (%lld bytes)",
-                     (long long)smallest, L->name,
-                     (long long)bytes_of_words((double)L->size_words * (double)L->instances,
-                                               L->word_bits));
-        }
+        if (n_cand > 0 && !cand[0].fits)
+            explain_no_fit(e, cand, n_cand, best);
     }
     /* Map the best-estimated shapes; every halo mode of a shape shares
      * its tile problems. */
@@ -1139,13 +1175,15 @@ static as_code fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const 
 
 /* --------------------------------------------------------- entry points */
 
+/* qsort and bsearch order of op indices. */
 static int by_op(const void *x, const void *y)
 {
     int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
     return (a > b) - (a < b);
 }
 
-/* The cached cost of the sorted member list ops[0 .. n), or NULL. */
+/* The cached cost of the sorted member list ops[0 .. n) (hash h), or
+ * NULL; the caller holds the lock. */
 static const group_entry *cached_group(fu_evaluator *e, const int32_t *ops, int32_t n, uint64_t h)
 {
     for (uint64_t i = h & e->groups.mask; e->groups.slot[i]; i = (i + 1) & e->groups.mask) {
@@ -1170,16 +1208,7 @@ static void remember_group(fu_evaluator *e, const int32_t *ops, int32_t n, uint6
     memcpy(copy, ops, (size_t)n * sizeof *copy);
     *ge = (group_entry){.hash = h, .n = n, .ops = copy, .cost = *c};
     omp_set_lock(&e->lock);
-    bool stored = false;
-    if (!cached_group(e, ops, n, h) &&
-        (2 * (e->groups.n + 1) <= (int64_t)e->groups.mask || table_grow(&e->groups, group_hash))) {
-        uint64_t i = h & e->groups.mask;
-        while (e->groups.slot[i])
-            i = (i + 1) & e->groups.mask;
-        e->groups.slot[i] = ge;
-        e->groups.n++;
-        stored = true;
-    }
+    bool stored = !cached_group(e, ops, n, h) && table_insert(&e->groups, ge, h, group_hash);
     omp_unset_lock(&e->lock);
     if (!stored) {
         free(copy);

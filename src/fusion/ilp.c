@@ -220,7 +220,12 @@ static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, b
     for (int32_t k = 0; k < n_items; k++)
         pinned[k] = x && x[k] > 0.5;
     report->optimal = Cbc_isProvenOptimal(m) != 0;
-    report->time_limit_reached = Cbc_isSecondsLimitReached(m) != 0;
+    /* CBC does not always flag its seconds limit when the limit falls in
+     * preprocessing or at the root (seen under load): a limited solve that
+     * ends unproven, not abandoned, was ended by the limit. */
+    report->time_limit_reached = Cbc_isSecondsLimitReached(m) != 0 ||
+                                 (time_limit_seconds > 0 && !report->optimal &&
+                                  !Cbc_isAbandoned(m) && !Cbc_isProvenInfeasible(m));
     report->bound_cycles = Cbc_getBestPossibleObjValue(m);
     Cbc_deleteModel(m);
     free(coef);
@@ -314,6 +319,7 @@ typedef struct readers {
     bool others;
 } readers;
 
+/* Add t's readers to r (zeroed by the caller), following views. */
 static void find_readers(const wl_graph *g, const int32_t *layer_pos, int32_t t, int32_t next,
                          readers *r)
 {

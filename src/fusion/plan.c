@@ -22,7 +22,7 @@
  * cycle between two groups (a1 -> b1 and b2 -> a2); such a plan cannot
  * run group by group, so it is invalid too.
  */
-#include "fusion.h"
+#include "fusion_private.h"
 
 #include "../mapping/network_private.h"
 
@@ -141,8 +141,9 @@ static int32_t data_producer(const wl_graph *g, int32_t t)
     return p >= 0 && fu_op_in_plan(g, p) ? p : -1;
 }
 
-/* The data edges of g between working ops, as predecessor lists in CSR
- * form, and each op's topological position. */
+/* The data edges of g between working ops, as predecessor and successor
+ * lists in CSR form (op o's are pred[pred_start[o] .. pred_start[o + 1])),
+ * and each op's topological position. */
 typedef struct dataflow {
     int32_t *pred_start; /* n_ops + 1 */
     int32_t *pred;
@@ -151,6 +152,7 @@ typedef struct dataflow {
     int32_t *position; /* in g->order; -1 for ops outside it */
 } dataflow;
 
+/* Free what dataflow_init allocated, also after it failed half way. */
 static void dataflow_free(dataflow *d)
 {
     free(d->pred_start);
@@ -208,6 +210,7 @@ static int32_t root_of(int32_t *parent, int32_t x)
     return x;
 }
 
+/* Join the sets of x and y. */
 static void unite(int32_t *parent, int32_t x, int32_t y)
 {
     parent[root_of(parent, x)] = root_of(parent, y);
@@ -224,6 +227,9 @@ typedef struct scratch {
     int32_t *start;       /* per group: where its members begin (n_groups + 1) */
 } scratch;
 
+/* Carve s out of one block (false when out of memory; free s->parent,
+ * the block, after): every op its own union-find set, no op marked, no
+ * tensor read yet. */
 static bool scratch_init(scratch *s, const wl_graph *g)
 {
     size_t ops = (size_t)g->n_ops + 1, tensors = (size_t)g->n_tensors + 1;
@@ -261,6 +267,7 @@ void fu_plan_members(const wl_graph *g, const fu_plan *p, int32_t *start, int32_
     start[0] = 0;
 }
 
+/* Op o's name for messages, "(unnamed)" when it has none. */
 static const char *op_name(const wl_graph *g, int32_t o)
 {
     return g->ops[o].name && g->ops[o].name[0] ? g->ops[o].name : "(unnamed)";
@@ -381,7 +388,8 @@ static bool groups_acyclic(const wl_graph *g, const fu_plan *p, const dataflow *
 }
 
 /* Every working op has a group in range, the others none, and no group is
- * empty. */
+ * empty.  Uses s->mark per group as a "has members" flag and leaves it
+ * at -1 again. */
 static bool plan_shape_ok(const wl_graph *g, const fu_plan *p, scratch *s, char *reason,
                           size_t size)
 {

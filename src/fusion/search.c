@@ -88,6 +88,7 @@ typedef struct ilp_state {
     fu_search_options opt;
 } ilp_state;
 
+/* Remember e and the options for the one solve ilp_step makes. */
 static as_code ilp_new(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st)
 {
     ilp_state *s = calloc(1, sizeof *s);
@@ -117,6 +118,7 @@ static bool ilp_step(void *state, fu_incumbent *inc, int64_t budget, as_status *
     return false;
 }
 
+/* The state holds no resources of its own (e belongs to the caller). */
 static void ilp_free(void *state)
 {
     free(state);
