@@ -623,9 +623,8 @@ static int32_t member_index(const group *gr, int32_t op)
 static bool read_outside(const group *gr, int32_t t, int depth)
 {
     const wl_graph *g = gr->e->g;
-    for (int32_t i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == t)
-            return true;
+    if (wl_is_graph_output(g, t))
+        return true;
     int32_t n = wl_consumer_count(g, t);
     const int32_t *c = wl_consumer_list(g, t);
     for (int32_t k = 0; k < n; k++) {
@@ -669,13 +668,6 @@ static void group_free(group *gr)
     free(gr->w);
     free(gr->in_pool);
     free(gr->reshaped_pool);
-}
-
-/* A tensor whose values are known ahead of time (constants, folded shape
- * arithmetic): no data to move, as wl_op_stats counts it. */
-static bool is_constant(const wl_tensor *t)
-{
-    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues;
 }
 
 /* Count weight tensor x, read by op, once per group.  A Gather from a
@@ -750,7 +742,7 @@ static as_code group_init(group *gr, fu_evaluator *e, const int32_t *ops, int32_
                 continue;
             }
             const wl_tensor *tx = &g->tensors[x];
-            if (is_constant(tx))
+            if (wl_tensor_is_known(tx))
                 continue;
             int32_t base = fu_through_views(g, x);
             m->in[k] = gtensor_of(gr, base);

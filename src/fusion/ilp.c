@@ -302,14 +302,6 @@ static int32_t source_tensor(const wl_graph *g, const int32_t *layer_pos, int32_
     }
 }
 
-/* A graph output must reach DRAM whatever is pinned. */
-static bool is_graph_output(const wl_graph *g, int32_t t)
-{
-    for (int32_t i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == t)
-            return true;
-    return false;
-}
 
 /* Who reads tensor t (through views): whether layer `next` does, and
  * whether anything else does (another layer, a graph output, an op that is
@@ -323,7 +315,7 @@ typedef struct readers {
 static void find_readers(const wl_graph *g, const int32_t *layer_pos, int32_t t, int32_t next,
                          readers *r)
 {
-    if (is_graph_output(g, t))
+    if (wl_is_graph_output(g, t))
         r->others = true;
     for (int32_t c = 0; c < wl_consumer_count(g, t); c++) {
         int32_t o = wl_consumer_list(g, t)[c];

@@ -273,12 +273,6 @@ static const char *op_name(const wl_graph *g, int32_t o)
     return g->ops[o].name && g->ops[o].name[0] ? g->ops[o].name : "(unnamed)";
 }
 
-/* Constants and folded values: sharing one is no data in common. */
-static bool carries_no_data(const wl_tensor *t)
-{
-    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues;
-}
-
 /* Group gid (members mem[0 .. n)) is connected by data (see the top of
  * the file); otherwise say which member is cut off. */
 static bool group_connected(const wl_graph *g, const fu_plan *p, const dataflow *d, int32_t gid,
@@ -291,7 +285,7 @@ static bool group_connected(const wl_graph *g, const fu_plan *p, const dataflow 
                 unite(s->parent, o, d->pred[k]);
         for (int j = 0; j < g->ops[o].n_inputs; j++) {
             int32_t t = fu_through_views(g, g->ops[o].inputs[j]);
-            if (t < 0 || carries_no_data(&g->tensors[t]))
+            if (t < 0 || wl_tensor_is_known(&g->tensors[t]) /* sharing a constant is no data in common */)
                 continue;
             if (s->reader_mark[t] == gid)
                 unite(s->parent, o, s->reader[t]);

@@ -176,6 +176,19 @@ const char *wl_shape_str(const wl_tensor *t, char *buf, size_t size)
     return buf;
 }
 
+bool wl_is_graph_output(const wl_graph *g, int32_t t)
+{
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t)
+            return true;
+    return false;
+}
+
+bool wl_tensor_is_known(const wl_tensor *t)
+{
+    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues;
+}
+
 /* --------------------------------------------------------- construction */
 
 wl_graph *wl_graph_new(const char *name, const char *source)

@@ -42,8 +42,8 @@ bool wl_tensor_is_param(const wl_graph *g, int32_t t)
 /* A tensor whose bytes come from activation memory at run time. */
 static bool is_activation(const wl_tensor *t)
 {
-    return (t->kind == WL_TENSOR_ACTIVATION || t->kind == WL_TENSOR_INPUT) && !t->ivalues &&
-           !t->fvalues;
+    return (t->kind == WL_TENSOR_ACTIVATION || t->kind == WL_TENSOR_INPUT) &&
+           !wl_tensor_is_known(t);
 }
 
 static bool moves_data(const wl_op *op)

@@ -307,14 +307,6 @@ static bool plan_edit(prune_plan *p, int32_t tensor, int axis)
     return true;
 }
 
-static bool is_graph_output(const wl_graph *g, int32_t t)
-{
-    for (int32_t i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == t)
-            return true;
-    return false;
-}
-
 /* A weight may shrink only when no other op reads it. */
 static bool private_weight(const wl_graph *g, int32_t t)
 {
@@ -366,7 +358,7 @@ static bool plan_consumer(const wl_graph *g, int32_t c, int32_t t, prune_plan *p
 
 static bool plan_consumers(const wl_graph *g, int32_t t, prune_plan *p, int depth)
 {
-    if (depth > 16 || is_graph_output(g, t) || wl_consumer_count(g, t) == 0)
+    if (depth > 16 || wl_is_graph_output(g, t) || wl_consumer_count(g, t) == 0)
         return false;
     for (int32_t k = 0; k < wl_consumer_count(g, t); k++)
         if (!plan_consumer(g, wl_consumer_list(g, t)[k], t, p, depth))

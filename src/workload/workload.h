@@ -341,6 +341,13 @@ as_code wl_graph_infer(wl_graph *g, as_status *st);
 /* Drop dead ops and tensors that nothing uses any more; indices change. */
 as_code wl_graph_compact(wl_graph *g, as_status *st);
 
+/* True when tensor t is one of the graph's outputs (it must be written out
+ * whatever runs on chip). */
+bool wl_is_graph_output(const wl_graph *g, int32_t t);
+/* True when a tensor's values are fixed before run time: a constant, or
+ * shape arithmetic that inference folded.  Such a tensor moves no data. */
+bool wl_tensor_is_known(const wl_tensor *t);
+
 /* Elements of a tensor (product of dims, 1 for a scalar); -1 when the shape
  * is unknown or the product overflows int64. */
 int64_t wl_tensor_elements(const wl_tensor *t);
