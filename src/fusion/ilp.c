@@ -41,6 +41,7 @@
 #include <coin/Cbc_C_Interface.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,17 +216,22 @@ static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, b
         vals[k] = 0.0;
     }
     Cbc_setMIPStartI(m, n_items, cols, vals);
+    double started = omp_get_wtime();
     Cbc_solve(m);
+    double elapsed_seconds = omp_get_wtime() - started;
     const double *x = Cbc_bestSolution(m);
     for (int32_t k = 0; k < n_items; k++)
         pinned[k] = x && x[k] > 0.5;
     report->optimal = Cbc_isProvenOptimal(m) != 0;
     /* CBC does not always flag its seconds limit when the limit falls in
-     * preprocessing or at the root (seen under load): a limited solve that
-     * ends unproven, not abandoned, was ended by the limit. */
+     * preprocessing or at the root, and under load it may then call the
+     * solve abandoned: a limited solve that ends unproven after running at
+     * least its limit (wall time is never below CBC's own clock) was ended
+     * by the limit. */
     report->time_limit_reached = Cbc_isSecondsLimitReached(m) != 0 ||
                                  (time_limit_seconds > 0 && !report->optimal &&
-                                  !Cbc_isAbandoned(m) && !Cbc_isProvenInfeasible(m));
+                                  !Cbc_isProvenInfeasible(m) &&
+                                  elapsed_seconds >= time_limit_seconds);
     report->bound_cycles = Cbc_getBestPossibleObjValue(m);
     Cbc_deleteModel(m);
     free(coef);
