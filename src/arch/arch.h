@@ -194,6 +194,25 @@ double arch_area_mm2(const arch_spec *a);
  * each cycle, plus leakage. */
 double arch_peak_power_W(const arch_spec *a);
 
+/* ------------------------------------------------------------ builders */
+
+/*
+ * What the presets and the search's design spaces build designs with.
+ * arch_begin starts *a empty (name, node, clock; native batch 1);
+ * arch_add_level appends the next level outwards and completes it
+ * (instances from the mesh, size_words as the sum of a per-data-space
+ * split, cluster 1, single buffering); arch_add_dram appends the backing
+ * store of `type` with `channels` and a total bandwidth of GBps over a bus
+ * of bus_bits, as shared words per cycle at the design's clock;
+ * arch_finish sets the compute unit (instances from its mesh) and fills
+ * every energy and area left at zero from the tables.
+ */
+void arch_begin(arch_spec *a, const char *name, int node_nm, double clock_hz);
+void arch_add_level(arch_spec *a, arch_level l);
+void arch_add_dram(arch_spec *a, const char *type, int channels, double GBps, int bus_bits,
+                   int word_bits);
+void arch_finish(arch_spec *a, arch_compute c);
+
 /* ------------------------------------------------------------- presets */
 
 typedef struct arch_preset {
