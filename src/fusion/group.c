@@ -140,6 +140,7 @@ struct fu_evaluator {
     int onchip;       /* level holding fused data, -1: none */
     int dram;         /* the DRAM backing level, -1: none */
     int64_t budget;   /* mappings per problem */
+    fu_mapping_key shared_key; /* its design half, for o.shared_mappings */
     ptr_table mapped; /* mapped_entry */
     ptr_table groups; /* group_entry */
     omp_lock_t lock;  /* guards both tables */
@@ -249,6 +250,7 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
     e->onchip = onchip;
     e->dram = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM ? a->n_levels - 1 : -1;
     e->budget = map_effective_budget(&o->search, o->budget_per_problem);
+    fu_mapping_key_design(a, &o->search, e->budget, &e->shared_key);
     omp_init_lock(&e->lock);
     e->lock_ready = true;
     *out = e;
@@ -301,6 +303,22 @@ static mapped_entry *cached_mapping(const fu_evaluator *e, const map_problem_key
     return NULL;
 }
 
+/* The mapper's outcome for p on e's design: from the shared cache when
+ * another design's evaluator has mapped it, else searched (and shared). */
+static void map_shared_or_search(fu_evaluator *e, const wl_problem *p, map_problem_outcome *out)
+{
+    fu_mapping_cache *shared = e->o.shared_mappings;
+    fu_mapping_key key = e->shared_key;
+    if (shared) {
+        map_problem_key_of(p, &key.problem);
+        if (fu_mapping_cache_get(shared, &key, out))
+            return;
+    }
+    map_problem_search_run(&e->a, p, &e->o.search, e->o.search.threads, e->budget, NULL, out);
+    if (shared && out->code == AS_OK)
+        fu_mapping_cache_put(shared, &key, out);
+}
+
 /*
  * The mapper's best for problem p, searched once per distinct problem.
  * The search runs outside the lock, so two threads may map the same new
@@ -324,7 +342,7 @@ static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const mapped
     if (!m)
         return as_fail(st, AS_ENOMEM, "out of memory for a mapped problem");
     m->key = probe.key;
-    map_problem_search_run(&e->a, p, &e->o.search, e->o.search.threads, e->budget, NULL, &m->out);
+    map_shared_or_search(e, p, &m->out);
     if (m->out.code != AS_OK) {
         as_code code = as_fail(st, m->out.code, "%s", m->out.status.message);
         free(m);
