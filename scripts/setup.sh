@@ -11,7 +11,8 @@ BUILD_DIR=${BUILD_DIR:-$AS_ROOT/build}
 BUILD_TYPE=${BUILD_TYPE:-Release}
 
 AS_PACKAGES=(build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev
-             libonnx-dev libyaml-dev coinor-libcbc-dev libcmocka-dev)
+             libonnx-dev libyaml-dev coinor-libcbc-dev libgsl-dev libsqlite3-dev
+             libcmocka-dev)
 
 as_install_packages() {
     local missing=()
