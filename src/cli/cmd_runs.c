@@ -1,0 +1,520 @@
+/*
+ * cmd_runs.c -- `accelsearch runs list|show|export`: the co-design runs of
+ * a run store, one run's progress and last Pareto front, and a whole run
+ * as JSON or CSV.
+ *
+ * runs only reads.  It never creates a store: a missing file is an error
+ * (store_open would make an empty store of it).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store.h"
+
+static const char runs_usage[] =
+    "usage: accelsearch runs list [--db FILE] [--json]\n"
+    "       accelsearch runs show [RUN] [--db FILE] [--json]\n"
+    "       accelsearch runs export [RUN] --format json|csv [--db FILE] [-o FILE]\n"
+    "\n"
+    "The co-design runs kept in a run store.  RUN is an id that 'runs list' shows;\n"
+    "without it, show and export take the newest run.\n"
+    "\n"
+    "options:\n"
+    "  --db FILE         the run store (default: " CLI_DEFAULT_DB " in this directory)\n"
+    "  --json            print one JSON object instead of tables\n"
+    "  --format F        json: the run, its configuration, every candidate round with its\n"
+    "                    parameters and details, every front; csv: one line per\n"
+    "                    candidate round, one column per parameter\n"
+    "  -o FILE           write the export to FILE instead of standard output\n";
+
+typedef enum runs_action { RUNS_LIST, RUNS_SHOW, RUNS_EXPORT } runs_action;
+static const char *const action_names[] = {"list", "show", "export", NULL};
+static const char *const format_names[] = {"json", "csv", NULL};
+static const store_format formats[] = {STORE_JSON, STORE_CSV};
+
+typedef struct runs_options {
+    runs_action action;
+    const char *db;
+    int64_t run_id; /* 0: the newest */
+    bool json;
+    bool format_set;
+    store_format format;
+    const char *out_path; /* NULL: standard output */
+} runs_options;
+
+static int runs_usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "accelsearch: %s%s%s%s\n\n%s", what, arg ? " '" : "", arg ? arg : "",
+            arg ? "'" : "", runs_usage);
+    return CLI_EXIT_USAGE;
+}
+
+/* Parse argv (the action, then its arguments) into o; -1 on success, else
+ * an exit status.  Each action takes only its own options: --json is for
+ * list and show, RUN for show and export, --format and -o for export. */
+static int parse_runs_options(int argc, char **argv, runs_options *o)
+{
+    *o = (runs_options){.db = CLI_DEFAULT_DB};
+    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        fputs(runs_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    int k = argc > 0 ? cli_name_index(argv[0], action_names) : -1;
+    if (k < 0)
+        return runs_usage_error("runs wants list, show or export", argc > 0 ? argv[0] : NULL);
+    o->action = (runs_action)k;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes_value = !strcmp(a, "--db") || (o->action == RUNS_EXPORT &&
+                                                  (!strcmp(a, "--format") || !strcmp(a, "-o")));
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(runs_usage, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(a, "--json") && o->action != RUNS_EXPORT) {
+            o->json = true;
+        } else if (a[0] != '-' && o->action != RUNS_LIST && o->run_id == 0) {
+            if (!cli_parse_count(a, 1, &o->run_id))
+                return runs_usage_error("RUN wants a run id (a positive integer), got", a);
+        } else if (!takes_value) {
+            return runs_usage_error(a[0] == '-' ? "unknown option" : "unexpected argument", a);
+        } else if (!v) {
+            return runs_usage_error("option needs a value:", a);
+        } else {
+            i++;
+            if (!strcmp(a, "--db")) {
+                o->db = v;
+            } else if (!strcmp(a, "-o")) {
+                o->out_path = v;
+            } else if ((k = cli_name_index(v, format_names)) >= 0) {
+                o->format = formats[k];
+                o->format_set = true;
+            } else {
+                return runs_usage_error("--format wants json or csv, got", v);
+            }
+        }
+    }
+    if (o->action == RUNS_EXPORT && !o->format_set)
+        return runs_usage_error("export needs --format json or --format csv", NULL);
+    return -1;
+}
+
+/* ------------------------------------------------------------------- runs */
+
+static void json_run(cli_json *j, const store_run *r)
+{
+    cli_json_begin_object(j);
+    cli_json_int_field(j, "id", r->id);
+    cli_json_string_field(j, "created", r->created);
+    cli_json_string_field(j, "version", r->version);
+    /* The writer has signed integers only; a seed given on the command line
+     * always fits, one above INT64_MAX (from the library) goes as text. */
+    if (r->seed <= INT64_MAX) {
+        cli_json_int_field(j, "seed", (int64_t)r->seed);
+    } else {
+        char seed[24];
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+        cli_json_string_field(j, "seed", seed);
+    }
+    cli_json_string_field(j, "state", store_state_name(r->state));
+    cli_json_string_field(j, "summary", r->summary);
+    cli_json_int_field(j, "rows", r->n_rows);
+    cli_json_int_field(j, "candidates", r->n_candidates);
+    cli_json_int_field(j, "iterations", r->n_iterations);
+    cli_json_double_field(j, "hypervolume", r->hypervolume);
+    cli_json_end_object(j);
+}
+
+static as_code list_runs(store *s, const char *db, bool json, as_status *st)
+{
+    store_run *runs;
+    int64_t n;
+    as_code code = store_run_list(s, &runs, &n, st);
+    if (code != AS_OK)
+        return code;
+    if (json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_string_field(&j, "db", db);
+        cli_json_key(&j, "runs");
+        cli_json_begin_array(&j);
+        for (int64_t i = 0; i < n; i++)
+            json_run(&j, &runs[i]);
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    } else if (n == 0) {
+        printf("no runs in %s\n", db);
+    } else {
+        printf("%4s  %-20s  %-11s  %6s  %10s  %10s  %12s  %s\n", "id", "created", "state", "rows",
+               "candidates", "iterations", "hypervolume", "summary");
+        for (int64_t i = 0; i < n; i++) {
+            const store_run *r = &runs[i];
+            printf("%4lld  %-20s  %-11s  %6lld  %10lld  %10lld  %12.6g  %s\n", (long long)r->id,
+                   r->created, store_state_name(r->state), (long long)r->n_rows,
+                   (long long)r->n_candidates, (long long)r->n_iterations, r->hypervolume,
+                   r->summary);
+        }
+    }
+    free(runs);
+    return AS_OK;
+}
+
+/* Run id into *out, or the newest run when id is 0. */
+static as_code find_run(store *s, const char *db, int64_t id, store_run *out, as_status *st)
+{
+    if (id > 0)
+        return store_run_get(s, id, out, st);
+    store_run *runs;
+    int64_t n;
+    as_code code = store_run_list(s, &runs, &n, st);
+    if (code == AS_OK && n == 0)
+        code = as_fail(st, AS_EINVAL, "%s: no runs yet", db);
+    if (code == AS_OK)
+        *out = runs[n - 1];
+    free(runs);
+    return code;
+}
+
+/* ------------------------------------------------------------------ front */
+
+/* One member of a front point: its text as store_json_members gives it. */
+typedef struct front_cell {
+    int64_t item; /* the point */
+    int key;      /* index into front_table.keys */
+    const char *text;
+    bool quoted;
+} front_cell;
+
+/*
+ * A front (an array of points, each an object whose "params" member holds
+ * the design's parameters) as a table: one row per point, one column per
+ * member, the parameters flattened in (store_json_members does that), in
+ * the order they first appear.  Strings live in the arena.
+ */
+typedef struct front_table {
+    as_arena arena;
+    const char **keys;
+    int n_keys;
+    front_cell *cells; /* in order: point by point */
+    int64_t n_cells, cap_cells;
+    int64_t n_items;
+    bool out_of_memory;
+} front_table;
+
+/* First pass: how many cells there are (cap_cells). */
+static bool count_cell(void *user, int64_t item, const char *key, const char *value, bool quoted)
+{
+    ((front_table *)user)->cap_cells++;
+    return true;
+}
+
+/* Second pass: keep the cell, in its column (a new one for a new key).
+ * k == n_keys afterwards means the new column's name could not be kept. */
+static bool add_cell(void *user, int64_t item, const char *key, const char *value, bool quoted)
+{
+    front_table *t = user;
+    int k = 0;
+    while (k < t->n_keys && strcmp(t->keys[k], key) != 0)
+        k++;
+    if (k == t->n_keys && (t->keys[k] = as_arena_strdup(&t->arena, key)))
+        t->n_keys++;
+    const char *text = as_arena_strdup(&t->arena, value);
+    if (!text || k == t->n_keys || t->n_cells == t->cap_cells) {
+        t->out_of_memory = true;
+        return false;
+    }
+    t->cells[t->n_cells++] = (front_cell){item, k, text, quoted};
+    t->n_items = item + 1;
+    return true;
+}
+
+/* Read front_json into t: a first pass counts the cells, the second keeps
+ * them (at most one new column per cell). */
+static as_code front_table_read(front_table *t, const char *front_json, const char *what,
+                                as_status *st)
+{
+    as_arena_init(&t->arena);
+    as_code code = store_json_members(front_json, what, count_cell, t, st);
+    if (code != AS_OK)
+        return code;
+    size_t n = (size_t)t->cap_cells;
+    t->cells = as_arena_alloc(&t->arena, n * sizeof *t->cells + 1);
+    t->keys = as_arena_alloc(&t->arena, n * sizeof *t->keys + 1);
+    if (!t->cells || !t->keys)
+        return as_fail(st, AS_ENOMEM, "out of memory");
+    code = store_json_members(front_json, what, add_cell, t, st);
+    if (code == AS_OK && t->out_of_memory)
+        code = as_fail(st, AS_ENOMEM, "out of memory");
+    return code;
+}
+
+/* Whether text is all of one number (JSON's numbers are a subset). */
+static bool is_number(const char *text, double *v)
+{
+    char *end;
+    *v = strtod(text, &end);
+    return *text && !*end;
+}
+
+/* A cell as the table shows it: numbers to 6 digits, the rest as is. */
+static const char *cell_text(const front_cell *c, char buf[32])
+{
+    double v;
+    if (c->quoted || !is_number(c->text, &v))
+        return c->text;
+    snprintf(buf, 32, "%.6g", v);
+    return buf;
+}
+
+/* A cell as a JSON value of its own type; a nested object or array (not
+ * flattened) goes as its text. */
+static void json_cell(cli_json *j, const front_cell *c)
+{
+    double v;
+    if (c->quoted)
+        cli_json_string(j, c->text);
+    else if (!strcmp(c->text, "true") || !strcmp(c->text, "false"))
+        cli_json_bool(j, c->text[0] == 't');
+    else if (!strcmp(c->text, "null"))
+        cli_json_null(j);
+    else if (is_number(c->text, &v))
+        cli_json_double(j, v);
+    else
+        cli_json_string(j, c->text);
+}
+
+/* Each point of t, through visit: row[k] is the point's cell of column k,
+ * NULL where it has none (row has room for every column). */
+static void each_point(const front_table *t, const front_cell **row,
+                       void (*visit)(void *user, const front_table *t, const front_cell **row),
+                       void *user)
+{
+    int64_t c = 0;
+    for (int64_t item = 0; item < t->n_items; item++) {
+        memset(row, 0, (size_t)t->n_keys * sizeof *row);
+        for (; c < t->n_cells && t->cells[c].item == item; c++)
+            row[t->cells[c].key] = &t->cells[c];
+        visit(user, t, row);
+    }
+}
+
+/* Widest text of each column, header included. */
+static void measure_point(void *user, const front_table *t, const front_cell **row)
+{
+    int *width = user;
+    char buf[32];
+    for (int k = 0; k < t->n_keys; k++) {
+        int n = row[k] ? (int)strlen(cell_text(row[k], buf)) : 1;
+        width[k] = n > width[k] ? n : width[k];
+    }
+}
+
+static void print_point(void *user, const front_table *t, const front_cell **row)
+{
+    const int *width = user;
+    char buf[32];
+    for (int k = 0; k < t->n_keys; k++)
+        printf("  %-*s", width[k], row[k] ? cell_text(row[k], buf) : "-");
+    putchar('\n');
+}
+
+static void json_point(void *user, const front_table *t, const front_cell **row)
+{
+    cli_json *j = user;
+    cli_json_begin_object(j);
+    for (int k = 0; k < t->n_keys; k++)
+        if (row[k]) {
+            cli_json_key(j, t->keys[k]);
+            json_cell(j, row[k]);
+        }
+    cli_json_end_object(j);
+}
+
+static void print_front_table(const front_table *t, int *width, const front_cell **row)
+{
+    for (int k = 0; k < t->n_keys; k++)
+        width[k] = (int)strlen(t->keys[k]);
+    each_point(t, row, measure_point, width);
+    width[t->n_keys - 1] = 0; /* no padding at the end of a line */
+    for (int k = 0; k < t->n_keys; k++)
+        printf("  %-*s", width[k], t->keys[k]);
+    putchar('\n');
+    each_point(t, row, print_point, width);
+}
+
+/* ------------------------------------------------------------------- show */
+
+/* What `runs show` prints of a run, read from the store. */
+typedef struct run_view {
+    store_run run;
+    char *config;
+    int64_t *evaluations, n_curve;
+    double *hypervolume;
+    int64_t front_iteration; /* -1: no front yet */
+    front_table front;
+    int *width;             /* per front column */
+    const front_cell **row; /* per front column */
+} run_view;
+
+static as_code read_run_view(store *s, const char *db, run_view *v, as_status *st)
+{
+    double front_hypervolume;
+    char *front_json = NULL, what[96];
+    snprintf(what, sizeof what, "%s: the last front of run %lld", db, (long long)v->run.id);
+    as_code code = store_run_config(s, v->run.id, &v->config, st);
+    if (code == AS_OK)
+        code = store_hypervolume_curve(s, v->run.id, &v->evaluations, &v->hypervolume, &v->n_curve,
+                                       st);
+    if (code == AS_OK)
+        code = store_last_front(s, v->run.id, &v->front_iteration, &front_hypervolume, &front_json,
+                                st);
+    if (code == AS_OK && front_json)
+        code = front_table_read(&v->front, front_json, what, st);
+    free(front_json);
+    size_t n_keys = (size_t)v->front.n_keys + 1;
+    if (code == AS_OK && (!(v->width = calloc(n_keys, sizeof *v->width)) ||
+                          !(v->row = calloc(n_keys, sizeof *v->row))))
+        code = as_fail(st, AS_ENOMEM, "out of memory");
+    return code;
+}
+
+static void free_run_view(run_view *v)
+{
+    free(v->config);
+    free(v->evaluations);
+    free(v->hypervolume);
+    as_arena_free(&v->front.arena);
+    free(v->width);
+    free(v->row);
+}
+
+/* s with every line indented, for the configuration. */
+static void print_indented(const char *s)
+{
+    while (*s) {
+        size_t n = strcspn(s, "\n");
+        printf("  %.*s\n", (int)n, s);
+        s += n + (s[n] == '\n');
+    }
+}
+
+static void print_run_view(const run_view *v)
+{
+    const store_run *r = &v->run;
+    printf("run %lld, %s, created %s by accelsearch %s\n", (long long)r->id,
+           store_state_name(r->state), r->created, r->version);
+    printf("  %-14s %s\n", "summary", r->summary);
+    printf("  %-14s %llu\n", "seed", (unsigned long long)r->seed);
+    printf("  %-14s %lld (%lld software-search rounds)\n", "candidates", (long long)r->n_candidates,
+           (long long)r->n_rows);
+    printf("  %-14s %lld\n", "iterations", (long long)r->n_iterations);
+    printf("  %-14s %.6g\n", "hypervolume", r->hypervolume);
+    printf("\nconfiguration:\n");
+    print_indented(v->config);
+    if (v->n_curve > 0) {
+        printf("\nhypervolume after each iteration:\n  %11s  %12s\n", "evaluations", "hypervolume");
+        for (int64_t i = 0; i < v->n_curve; i++)
+            printf("  %11lld  %12.6g\n", (long long)v->evaluations[i], v->hypervolume[i]);
+    }
+    if (v->front_iteration < 0) {
+        printf("\nno front stored yet\n");
+        return;
+    }
+    printf("\nfront after iteration %lld: %lld design%s\n", (long long)v->front_iteration,
+           (long long)v->front.n_items, v->front.n_items == 1 ? "" : "s");
+    if (v->front.n_items > 0)
+        print_front_table(&v->front, v->width, v->row);
+}
+
+static void json_run_view(const run_view *v)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "run");
+    json_run(&j, &v->run);
+    cli_json_string_field(&j, "config", v->config);
+    cli_json_key(&j, "hypervolume_curve");
+    cli_json_begin_array(&j);
+    for (int64_t i = 0; i < v->n_curve; i++) {
+        cli_json_begin_object(&j);
+        cli_json_int_field(&j, "evaluations", v->evaluations[i]);
+        cli_json_double_field(&j, "hypervolume", v->hypervolume[i]);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_int_field(&j, "front_iteration", v->front_iteration);
+    cli_json_key(&j, "front");
+    cli_json_begin_array(&j);
+    each_point(&v->front, v->row, json_point, &j);
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+}
+
+static as_code show_run(store *s, const char *db, const store_run *run, bool json, as_status *st)
+{
+    run_view v = {.run = *run};
+    as_code code = read_run_view(s, db, &v, st);
+    if (code == AS_OK && json)
+        json_run_view(&v);
+    else if (code == AS_OK)
+        print_run_view(&v);
+    free_run_view(&v);
+    return code;
+}
+
+/* ----------------------------------------------------------------- export */
+
+/* The run to o->out_path, or to standard output; a failed export leaves
+ * no partial file behind. */
+static as_code export_run(store *s, const store_run *run, const runs_options *o, as_status *st)
+{
+    FILE *f = o->out_path ? fopen(o->out_path, "w") : stdout;
+    if (!f)
+        return as_fail(st, AS_EIO, "%s: %s", o->out_path, strerror(errno));
+    as_code code = store_export(s, run->id, o->format, f, st);
+    if (f == stdout)
+        return code;
+    if (fclose(f) != 0 && code == AS_OK)
+        code = as_fail(st, AS_EIO, "%s: %s", o->out_path, strerror(errno));
+    if (code != AS_OK)
+        remove(o->out_path);
+    return code;
+}
+
+int cli_runs(int argc, char **argv)
+{
+    runs_options o;
+    int rc = parse_runs_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    struct stat file; /* an empty file would become an empty store too */
+    const char *no_store = stat(o.db, &file) != 0 ? strerror(errno)
+                           : file.st_size == 0    ? "an empty file"
+                                                  : NULL;
+    if (no_store) {
+        fprintf(stderr, "accelsearch: %s: %s (runs reads an existing run store: give --db)\n", o.db,
+                no_store);
+        return CLI_EXIT_USAGE;
+    }
+    as_status st;
+    as_status_clear(&st);
+    store *s = NULL;
+    store_run run;
+    as_code code = store_open(&s, o.db, &st);
+    if (code == AS_OK && o.action == RUNS_LIST)
+        code = list_runs(s, o.db, o.json, &st);
+    else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK)
+        code = o.action == RUNS_SHOW ? show_run(s, o.db, &run, o.json, &st)
+                                     : export_run(s, &run, &o, &st);
+    store_close(s);
+    if (code != AS_OK) {
+        fprintf(stderr, "accelsearch: %s\n", st.message);
+        return cli_exit_for(code);
+    }
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,355 @@
+/*
+ * test_cli_runs.c -- `accelsearch runs list|show|export` on a store that
+ * the test writes through the library: tables, JSON, exports, exit
+ * statuses, and that runs never creates a store.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+enum { OUT_BYTES = 1 << 20 };
+
+typedef struct run_result {
+    int status;
+    char *out;      /* stdout */
+    char err[4096]; /* stderr */
+} run_result;
+
+/* Run `accelsearch ARGS` (ARGS from fmt) through the shell, in directory
+ * cwd (NULL: this one), capturing stdout and stderr. */
+static void run(run_result *r, const char *cwd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void run(run_result *r, const char *cwd, const char *fmt, ...)
+{
+    char args[2048], cmd[3072], err_path[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(err_path, sizeof err_path, "%s/cli_runs_stderr.txt", AS_TEST_TMP_DIR);
+    snprintf(cmd, sizeof cmd, "%s%s%s'%s' %s 2>'%s'", cwd ? "cd '" : "", cwd ? cwd : "",
+             cwd ? "' && " : "", AS_CLI_PATH, args, err_path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    r->out = calloc(OUT_BYTES, 1);
+    assert_non_null(r->out);
+    size_t n = fread(r->out, 1, OUT_BYTES - 1, p);
+    r->out[n] = '\0';
+    int st = pclose(p);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    FILE *e = fopen(err_path, "r");
+    assert_non_null(e);
+    n = fread(r->err, 1, sizeof r->err - 1, e);
+    r->err[n] = '\0';
+    fclose(e);
+}
+
+static void expect_in(const char *text, const char *what)
+{
+    if (!strstr(text, what))
+        fail_msg("expected '%s' in:\n%s", what, text);
+}
+
+static void remove_store(const char *path)
+{
+    char side[700];
+    remove(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    remove(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    remove(side);
+}
+
+static const char front_json[] =
+    "[{\"params\": {\"pe_x\": 14, \"glb\": \"shared\"}, \"latency_s\": 0.0015, "
+    "\"energy_pJ\": 2500000, \"area_mm2\": 1.25, \"edp\": 3.75e-09},\n"
+    " {\"params\": {\"pe_x\": 8, \"glb\": \"private\"}, \"latency_s\": 0.003, "
+    "\"energy_pJ\": 1200000, \"area_mm2\": 0.5, \"edp\": 3.6e-09}]";
+
+static void put_row(store *s, int64_t run, int64_t iteration, int slot, int round,
+                    const char *params)
+{
+    store_row r = {.iteration = iteration,
+                   .slot = slot,
+                   .round = round,
+                   .feasible = true,
+                   .sw_budget = 10 * (round + 1),
+                   .latency_s = 1e-3 * (slot + 1),
+                   .params_json = params};
+    snprintf(r.point, sizeof r.point, "%d,%d", (int)iteration, slot);
+    as_status st;
+    as_status_clear(&st);
+    if (store_put_row(s, run, &r, &st) != AS_OK)
+        fail_msg("%s", st.message);
+}
+
+/* The store the tests read: run 1 finished with two fronts, run 2 (the
+ * newest) running with one row and no front. */
+static void make_store(const char *path)
+{
+    remove_store(path);
+    store *s;
+    as_status st;
+    as_status_clear(&st);
+    int64_t one, two;
+    if (store_open(&s, path, &st) != AS_OK ||
+        store_run_begin(s, "algo: casco\nspace: tiny\n", 3, "0.1.0",
+                        "casco, tiny space, resnet50, budget 4", &one, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    put_row(s, one, 0, 0, 0, "{\"pe_x\": 14, \"glb\": \"shared\"}");
+    put_row(s, one, 0, 0, 1, "{\"pe_x\": 14, \"glb\": \"shared\"}");
+    put_row(s, one, 0, 1, 0, "{\"pe_x\": 8, \"glb\": \"private\"}");
+    if (store_put_front(s, one, 0, 2, 0.5, "[]", &st) != AS_OK ||
+        store_put_front(s, one, 1, 3, 0.75, front_json, &st) != AS_OK ||
+        store_run_set_state(s, one, STORE_FINISHED, &st) != AS_OK ||
+        store_run_begin(s, "algo: random\n", 4, "0.1.0", "random, tiny space, vgg16, budget 2",
+                        &two, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    put_row(s, two, 0, 0, 0, "{\"pe_x\": 4, \"glb\": \"shared\"}");
+    assert_int_equal(one, 1);
+    assert_int_equal(two, 2);
+    store_close(s);
+}
+
+static char db[512];
+
+static int setup(void **state)
+{
+    snprintf(db, sizeof db, "%s/cli_runs.db", AS_TEST_TMP_DIR);
+    make_store(db);
+    return 0;
+}
+
+/* The line of text that starts with prefix, copied into line. */
+static void line_starting(const char *text, const char *prefix, char *line, size_t size)
+{
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, prefix, strlen(prefix)) == 0) {
+            size_t n = strcspn(p, "\n");
+            snprintf(line, size, "%.*s", (int)(n < size ? n : size - 1), p);
+            return;
+        }
+    fail_msg("no line starting '%s' in:\n%s", prefix, text);
+}
+
+static void test_list(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, NULL, "runs list --db '%s'", db);
+    assert_int_equal(r.status, 0);
+    char line[512], created[64], run_state[32];
+    long long id, rows, candidates, iterations;
+    double hypervolume;
+    line_starting(r.out, "   1  ", line, sizeof line);
+    assert_int_equal(sscanf(line, "%lld %63s %31s %lld %lld %lld %lf", &id, created, run_state,
+                            &rows, &candidates, &iterations, &hypervolume),
+                     7);
+    assert_int_equal(id, 1);
+    assert_string_equal(run_state, "finished");
+    assert_int_equal(rows, 3);
+    assert_int_equal(candidates, 2);
+    assert_int_equal(iterations, 2);
+    assert_true(hypervolume == 0.75);
+    expect_in(line, "casco, tiny space, resnet50, budget 4");
+    line_starting(r.out, "   2  ", line, sizeof line);
+    expect_in(line, " running ");
+    expect_in(line, "random, tiny space, vgg16, budget 2");
+    free(r.out);
+
+    run(&r, NULL, "runs list --json --db '%s'", db);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "\"id\": 1,");
+    expect_in(r.out, "\"state\": \"finished\",");
+    expect_in(r.out, "\"candidates\": 2,");
+    expect_in(r.out, "\"seed\": 4,");
+    free(r.out);
+}
+
+static void test_show(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, NULL, "runs show --db '%s'", db); /* the newest */
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "run 2, running, created ");
+    expect_in(r.out, "configuration:\n  algo: random\n");
+    expect_in(r.out, "no front stored yet");
+    free(r.out);
+
+    run(&r, NULL, "runs show 1 --db '%s'", db);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "run 1, finished, created ");
+    expect_in(r.out, "by accelsearch 0.1.0\n");
+    expect_in(r.out, "configuration:\n  algo: casco\n  space: tiny\n");
+    expect_in(r.out, "front after iteration 1: 2 designs\n");
+    char line[512];
+    line_starting(r.out, "  pe_x", line, sizeof line);
+    const char *header[] = {"pe_x", "glb", "latency_s", "energy_pJ", "area_mm2", "edp"};
+    const char *p = line;
+    for (int i = 0; i < 6; i++) { /* in this order */
+        assert_non_null(p = strstr(p, header[i]));
+        p += strlen(header[i]);
+    }
+    line_starting(r.out, "  14", line, sizeof line);
+    char pe_x[16], glb[16];
+    double latency, energy, area, edp;
+    assert_int_equal(
+        sscanf(line, "%15s %15s %lf %lf %lf %lf", pe_x, glb, &latency, &energy, &area, &edp), 6);
+    assert_string_equal(glb, "shared");
+    assert_true(latency == 0.0015 && energy == 2.5e6 && area == 1.25 && edp == 3.75e-9);
+    line_starting(r.out, "  8 ", line, sizeof line);
+    expect_in(line, "private");
+    /* The curve: evaluations and hypervolume after each iteration. */
+    line_starting(r.out, "            2           0.5", line, sizeof line);
+    line_starting(r.out, "            3          0.75", line, sizeof line);
+    free(r.out);
+
+    run(&r, NULL, "runs show 1 --json --db '%s'", db);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "\"summary\": \"casco, tiny space, resnet50, budget 4\"");
+    expect_in(r.out, "\"config\": \"algo: casco\\u000aspace: tiny\\u000a\"");
+    expect_in(r.out, "\"hypervolume_curve\": [");
+    expect_in(r.out, "\"front_iteration\": 1,");
+    expect_in(r.out, "\"pe_x\": 14,");
+    expect_in(r.out, "\"glb\": \"private\",");
+    expect_in(r.out, "\"edp\": 3.6e-09");
+    free(r.out);
+}
+
+static void test_export(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, NULL, "runs export 1 --format csv --db '%s'", db);
+    assert_int_equal(r.status, 0);
+    const char *header = "iteration,slot,round,point,feasible,reason,sw_budget,sw_value,sw_auc,"
+                         "latency_s,energy_pJ,area_mm2,power_W,edp_Js,perf_per_tdp,pe_x,glb\r\n";
+    assert_true(strncmp(r.out, header, strlen(header)) == 0);
+    expect_in(r.out, "\r\n0,0,1,\"0,0\",true,,20,0,0,0.001,0,0,0,0,0,14,shared\r\n");
+    expect_in(r.out, "\r\n0,1,0,\"0,1\",true,,10,0,0,0.002,0,0,0,0,0,8,private\r\n");
+    free(r.out);
+
+    char out[600];
+    snprintf(out, sizeof out, "%s/cli_runs_export.json", AS_TEST_TMP_DIR);
+    remove(out);
+    run(&r, NULL, "runs export --format json -o '%s' --db '%s'", out, db);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    free(r.out);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    expect_in(text, "\"run\": {\"id\": 2, "); /* the newest */
+    expect_in(text, "\"params_json\": {\"pe_x\": 4, \"glb\": \"shared\"}");
+    expect_in(text, "\"fronts\": []\n}\n");
+}
+
+/* Exit status 2 and a message naming what was wrong. */
+static void expect_usage_error(const char *args, const char *message)
+{
+    run_result r;
+    run(&r, NULL, "%s", args);
+    if (r.status != 2)
+        fail_msg("'%s' exited %d (stderr: %s)", args, r.status, r.err);
+    expect_in(r.err, message);
+    free(r.out);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    char args[2048], missing[600], text[600], out[600];
+    snprintf(missing, sizeof missing, "%s/cli_runs_missing.db", AS_TEST_TMP_DIR);
+    remove(missing);
+    snprintf(args, sizeof args, "runs list --db '%s'", missing);
+    expect_usage_error(args, missing);
+    snprintf(args, sizeof args, "runs show 1 --db '%s'", missing);
+    expect_usage_error(args, missing);
+    assert_int_not_equal(access(missing, F_OK), 0); /* runs created nothing */
+
+    snprintf(args, sizeof args, "runs show 42 --db '%s'", db);
+    expect_usage_error(args, "no run 42");
+    snprintf(out, sizeof out, "%s/cli_runs_nothing.csv", AS_TEST_TMP_DIR);
+    remove(out);
+    snprintf(args, sizeof args, "runs export 42 --format csv -o '%s' --db '%s'", out, db);
+    expect_usage_error(args, "no run 42");
+    assert_int_not_equal(access(out, F_OK), 0);
+    snprintf(args, sizeof args, "runs export 1 --format xml --db '%s'", db);
+    expect_usage_error(args, "--format wants json or csv, got 'xml'");
+    snprintf(args, sizeof args, "runs export 1 --db '%s'", db);
+    expect_usage_error(args, "export needs --format");
+    snprintf(args, sizeof args, "runs show abc --db '%s'", db);
+    expect_usage_error(args, "RUN wants a run id");
+    snprintf(args, sizeof args, "runs list --format csv --db '%s'", db);
+    expect_usage_error(args, "unknown option '--format'");
+    snprintf(args, sizeof args, "runs show 1 2 --db '%s'", db);
+    expect_usage_error(args, "unexpected argument '2'");
+    expect_usage_error("runs list --db", "option needs a value: '--db'");
+    expect_usage_error("runs frobnicate", "runs wants list, show or export 'frobnicate'");
+    expect_usage_error("runs", "runs wants list, show or export");
+
+    snprintf(text, sizeof text, "%s/cli_runs_text.db", AS_TEST_TMP_DIR);
+    FILE *f = fopen(text, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 10; i++)
+        fputs("not a database, only text\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "runs list --db '%s'", text);
+    expect_usage_error(args, "not a database");
+
+    run_result r;
+    run(&r, NULL, "runs --help");
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "usage: accelsearch runs list");
+    expect_in(r.out, "--format");
+    free(r.out);
+}
+
+/* Without --db, runs reads accelsearch.db in the working directory, and
+ * does not make one where there is none. */
+static void test_default_db(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/cli_runs_cwd", AS_TEST_TMP_DIR);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/accelsearch.db", dir);
+    remove_store(path);
+    run_result r;
+    run(&r, dir, "runs list");
+    assert_int_equal(r.status, 2);
+    expect_in(r.err, "accelsearch.db");
+    assert_int_not_equal(access(path, F_OK), 0);
+    free(r.out);
+
+    make_store(path);
+    run(&r, dir, "runs list");
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "random, tiny space, vgg16, budget 2");
+    free(r.out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_list),       cmocka_unit_test(test_show),
+        cmocka_unit_test(test_export),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_default_db),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
