@@ -13,9 +13,18 @@
 /* Exit statuses of the program. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
 
+/* The run store that search writes and runs reads, unless --db says
+ * otherwise: in the working directory. */
+#define CLI_DEFAULT_DB "accelsearch.db"
+
 /* The exit status for a library status: bad input (including unreadable or
  * unwritable files) is 2, the rest 1. */
 int cli_exit_for(as_code code);
+
+/* Index of s in the NULL-terminated names, or -1. */
+int cli_name_index(const char *s, const char *const *names);
+/* A decimal integer >= min, the whole of s; false otherwise. */
+bool cli_parse_count(const char *s, int64_t min, int64_t *out);
 
 /* A minimal streaming JSON writer: it tracks nesting and commas so that
  * callers only say what comes next. */
@@ -72,5 +81,7 @@ int cli_arch(int argc, char **argv);
 int cli_eval(int argc, char **argv);
 int cli_map(int argc, char **argv);
 int cli_fuse(int argc, char **argv);
+int cli_runs(int argc, char **argv);
+int cli_search(int argc, char **argv);
 
 #endif

@@ -47,25 +47,6 @@ static const fu_algorithm algos[] = {FU_ALGO_NONE, FU_ALGO_GA, FU_ALGO_DP, FU_AL
 static const char *const objective_names[] = {"casco", "edp", "energy", "latency", NULL};
 static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERGY, FU_OBJ_CYCLES};
 
-/* Index of s in the NULL-terminated names, or -1. */
-static int name_index(const char *s, const char *const *names)
-{
-    for (int k = 0; names[k]; k++)
-        if (strcmp(s, names[k]) == 0)
-            return k;
-    return -1;
-}
-
-static bool parse_count(const char *s, int64_t min, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* Parse argv into o; -1 on success, else an exit status. */
 static int parse_fuse_options(int argc, char **argv, fuse_options *o)
 {
@@ -91,31 +72,31 @@ static int parse_fuse_options(int argc, char **argv, fuse_options *o)
         } else if (!strcmp(a, "--model")) {
             o->model = v;
         } else if (!strcmp(a, "--algo")) {
-            if ((k = name_index(v, algo_names)) < 0)
+            if ((k = cli_name_index(v, algo_names)) < 0)
                 return fuse_usage_error("--algo wants none, ga, dp or ilp, got", v);
             o->search.algorithm = algos[k];
         } else if (!strcmp(a, "--objective")) {
-            if ((k = name_index(v, objective_names)) < 0)
+            if ((k = cli_name_index(v, objective_names)) < 0)
                 return fuse_usage_error("--objective wants casco, edp, energy or latency, got", v);
             o->search.objective = objectives[k];
         } else if (!strcmp(a, "--budget")) {
-            if (!parse_count(v, 1, &n))
+            if (!cli_parse_count(v, 1, &n))
                 return fuse_usage_error("--budget wants a positive integer, got", v);
             o->search.budget = n;
             o->search.time_limit_seconds = (double)n;
         } else if (!strcmp(a, "--mapper-budget")) {
-            if (!parse_count(v, 1, &o->mapper_budget))
+            if (!cli_parse_count(v, 1, &o->mapper_budget))
                 return fuse_usage_error("--mapper-budget wants a positive integer, got", v);
         } else if (!strcmp(a, "--seed")) {
-            if (!parse_count(v, 0, &n))
+            if (!cli_parse_count(v, 0, &n))
                 return fuse_usage_error("--seed wants a non-negative integer, got", v);
             o->search.seed = (uint64_t)n;
         } else if (!strcmp(a, "--threads")) {
-            if (!parse_count(v, 1, &n) || n > 1024)
+            if (!cli_parse_count(v, 1, &n) || n > 1024)
                 return fuse_usage_error("--threads wants a positive integer, got", v);
             o->search.threads = (int)n;
         } else if (!strcmp(a, "--batch")) {
-            if (!parse_count(v, 1, &o->batch) || o->batch > 1 << 20)
+            if (!cli_parse_count(v, 1, &o->batch) || o->batch > 1 << 20)
                 return fuse_usage_error("--batch wants a positive integer, got", v);
         } else if (!strcmp(a, "--precision")) {
             if (!wl_precision_parse(v, &o->precision))

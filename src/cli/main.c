@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage_text[] =
@@ -14,6 +15,9 @@ static const char usage_text[] =
     "Full-stack co-design of deep-learning accelerators.\n"
     "\n"
     "commands:\n"
+    "  search [options]                  co-design hardware, fusion and mapping for models\n"
+    "                                    under a budget: the Pareto front and the pick\n"
+    "  runs list|show|export             read the run store of past searches\n"
     "  zoo list [--json]                 list the built-in models\n"
     "  model info MODEL [options]        parameters, MACs, working sets and the loop-nest\n"
     "                                    problem of every layer; MODEL is a zoo name or an\n"
@@ -41,6 +45,24 @@ int cli_exit_for(as_code code)
     default:
         return CLI_EXIT_FAILURE;
     }
+}
+
+int cli_name_index(const char *s, const char *const *names)
+{
+    for (int k = 0; names[k]; k++)
+        if (strcmp(s, names[k]) == 0)
+            return k;
+    return -1;
+}
+
+bool cli_parse_count(const char *s, int64_t min, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min)
+        return false;
+    *out = v;
+    return true;
 }
 
 int main(int argc, char **argv)
@@ -71,6 +93,10 @@ int main(int argc, char **argv)
         return cli_map(argc - 2, argv + 2);
     if (strcmp(command, "fuse") == 0)
         return cli_fuse(argc - 2, argv + 2);
+    if (strcmp(command, "search") == 0)
+        return cli_search(argc - 2, argv + 2);
+    if (strcmp(command, "runs") == 0)
+        return cli_runs(argc - 2, argv + 2);
     fprintf(stderr, "accelsearch: unknown command '%s'\n\n%s", command, usage_text);
     return CLI_EXIT_USAGE;
 }

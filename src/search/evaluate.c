@@ -1,0 +1,444 @@
+/*
+ * evaluate.c -- what one hardware candidate achieves: its design decoded,
+ * checked against the budgets and the models' off-chip footprints, then
+ * CASCO's software stack under it -- a fusion search (the GA, objective
+ * (off-chip + on-chip energy) x cycles) over the mapper, one per workload.
+ *
+ * The metrics are per inference.  A design built for a native batch B
+ * (FAST) runs each workload at batch B: latency per inference is the
+ * batch's latency / B (the reciprocal of throughput), energy per
+ * inference the batch's energy / B, perf/TDP = throughput / TDP.  Area
+ * and TDP are the design's.  Several workloads combine by the geometric
+ * mean (FAST's multi-workload score) or the sum.
+ */
+#include "search_private.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- models */
+
+#define MAX_BATCHES 16 /* native batches one run meets (1 .. 2^15) */
+
+typedef struct prepared {
+    int64_t batch;
+    wl_graph *graph;
+    int64_t footprint_bytes;
+} prepared;
+
+struct se_models {
+    int n;
+    const se_workload *workload;
+    wl_precision precision;
+    prepared ready[SE_MAX_WORKLOADS][MAX_BATCHES];
+    int n_ready[SE_MAX_WORKLOADS];
+    omp_lock_t lock;
+};
+
+as_code se_models_new(se_models **out, const se_workload *w, int n, wl_precision precision,
+                      as_status *st)
+{
+    *out = NULL;
+    if (n < 1 || n > SE_MAX_WORKLOADS)
+        return as_fail(st, AS_EINVAL, "a search takes 1 to %d models, not %d", SE_MAX_WORKLOADS,
+                       n);
+    se_models *m = calloc(1, sizeof *m);
+    if (!m)
+        return as_fail(st, AS_ENOMEM, "out of memory for the models");
+    m->n = n;
+    m->workload = w;
+    m->precision = precision;
+    omp_init_lock(&m->lock);
+    *out = m;
+    return AS_OK;
+}
+
+void se_models_free(se_models *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n; i++)
+        for (int b = 0; b < m->n_ready[i]; b++)
+            wl_graph_free(m->ready[i][b].graph);
+    omp_destroy_lock(&m->lock);
+    free(m);
+}
+
+/* Deployment as the search assumes it: batch, BN folded into the convs,
+ * the space's precision, elementwise ops marked fusable. */
+as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out, as_status *st)
+{
+    wl_onnx_options onnx = {.batch = batch};
+    wl_graph *g = NULL;
+    as_code code = wl_model_load(m->workload[i].model, &onnx, &g, st);
+    if (code == AS_OK && batch != 1)
+        code = wl_set_batch(g, batch, st);
+    if (code == AS_OK)
+        code = wl_fold_batchnorm(g, NULL, st);
+    if (code != AS_OK) {
+        wl_graph_free(g);
+        return code;
+    }
+    wl_set_precision(g, m->precision);
+    wl_mark_fusable(g);
+    *out = g;
+    return AS_OK;
+}
+
+as_code se_models_get(se_models *m, int i, int64_t batch, const wl_graph **g,
+                      int64_t *footprint_bytes, as_status *st)
+{
+    as_code code = AS_OK;
+    omp_set_lock(&m->lock);
+    prepared *found = NULL;
+    for (int b = 0; b < m->n_ready[i] && !found; b++)
+        if (m->ready[i][b].batch == batch)
+            found = &m->ready[i][b];
+    if (!found && m->n_ready[i] == MAX_BATCHES)
+        code = as_fail(st, AS_EINVAL, "%s: more than %d native batches in one run",
+                       m->workload[i].model, MAX_BATCHES);
+    if (!found && code == AS_OK) {
+        prepared p = {.batch = batch};
+        wl_stats stats;
+        code = se_models_load(m, i, batch, &p.graph, st);
+        if (code == AS_OK)
+            code = wl_graph_stats(p.graph, &stats, st);
+        if (code == AS_OK) {
+            p.footprint_bytes = stats.weight_bytes + stats.max_working_set_bytes;
+            found = &m->ready[i][m->n_ready[i]++];
+            *found = p;
+        } else {
+            wl_graph_free(p.graph);
+        }
+    }
+    if (found) {
+        *g = found->graph;
+        *footprint_bytes = found->footprint_bytes;
+    }
+    omp_unset_lock(&m->lock);
+    return code;
+}
+
+/* ------------------------------------------------------------ candidates */
+
+/* The off-chip capacity a design offers in bytes (its DRAM level's size;
+ * 0 = unbounded), cleared in a so that the mapper sees an unbounded
+ * backing store -- the capacity is checked here, against whole models,
+ * which is where it binds. */
+static int64_t take_offchip_capacity(arch_spec *a)
+{
+    arch_level *dram = &a->level[a->n_levels - 1];
+    if (dram->cls != ARCH_CLASS_DRAM || dram->size_words == 0)
+        return 0;
+    int64_t bytes = dram->size_words * (dram->word_bits > 0 ? dram->word_bits : 8) / 8;
+    dram->size_words = 0;
+    memset(dram->size_words_by_ds, 0, sizeof dram->size_words_by_ds);
+    return bytes;
+}
+
+/* Seed of a candidate's software search: the run's seed mixed with the
+ * point, so equal designs get equal software whenever they are met. */
+static uint64_t candidate_seed(const se_sw_options *o, const se_point *p)
+{
+    return as_hash_bytes(p, sizeof *p, o->seed ^ 0x9e3779b97f4a7c15ull);
+}
+
+/* Start workload k's fusion search on c's design. */
+static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o, as_status *st)
+{
+    fu_cost_options cost;
+    fu_cost_options_default(&cost);
+    cost.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
+    cost.search.threads = 1;
+    cost.search.seed = 1;
+    cost.budget_per_problem = o->map_budget;
+    cost.shared_mappings = o->shared;
+    as_code code = fu_evaluator_new(&c->evaluator[k], c->graph[k], &c->arch, &cost, st);
+    if (code != AS_OK)
+        return code;
+    fu_search_options so;
+    fu_search_options_default(&so);
+    so.algorithm = FU_ALGO_GA;
+    so.objective = FU_OBJ_CASCO;
+    so.seed = candidate_seed(o, &c->point);
+    so.threads = 1;
+    return fu_search_init(&c->search[k], c->evaluator[k], &so, st);
+}
+
+as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p,
+                          se_models *m, const int *workloads, int n_workloads,
+                          const se_sw_options *o, as_status *st)
+{
+    memset(c, 0, sizeof *c);
+    c->point = *p;
+    c->n_workloads = n_workloads;
+    memcpy(c->workload, workloads, (size_t)n_workloads * sizeof *workloads);
+    se_space_decode(s, p, &c->arch, &c->feasible, c->reason, sizeof c->reason);
+    c->batch = c->arch.native_batch > 0 ? c->arch.native_batch : 1;
+    int64_t capacity = take_offchip_capacity(&c->arch);
+    c->metrics.area_mm2 = arch_area_mm2(&c->arch);
+    c->metrics.power_W = arch_peak_power_W(&c->arch);
+    c->sw_value = c->sw_auc = INFINITY;
+    for (int k = 0; c->feasible && k < n_workloads; k++) {
+        int64_t footprint;
+        as_code code = se_models_get(m, workloads[k], c->batch, &c->graph[k], &footprint, st);
+        if (code != AS_OK)
+            return code;
+        if (capacity > 0 && footprint > capacity) {
+            c->feasible = false;
+            snprintf(c->reason, sizeof c->reason,
+                     "%s needs %.2f MiB off chip (weights + largest layer), the design has %.2f MiB",
+                     c->graph[k]->name, footprint / 1048576.0, capacity / 1048576.0);
+        }
+    }
+    for (int k = 0; c->feasible && k < n_workloads; k++) {
+        as_code code = start_search(c, k, o, st);
+        if (code != AS_OK)
+            return code;
+    }
+    return AS_OK;
+}
+
+void se_candidate_release(se_candidate_eval *c)
+{
+    for (int k = 0; k < c->n_workloads; k++) {
+        fu_search_free(c->search[k]);
+        fu_evaluator_free(c->evaluator[k]);
+        c->search[k] = NULL;
+        c->evaluator[k] = NULL;
+    }
+}
+
+as_code se_candidate_best(const se_candidate_eval *c, int k, fu_plan *plan, fu_plan_cost *cost,
+                          as_status *st)
+{
+    return fu_search_best(c->search[k], plan, cost, st);
+}
+
+void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se_metrics *out)
+{
+    double batch = (double)c->batch;
+    out->area_mm2 = c->metrics.area_mm2;
+    out->power_W = c->metrics.power_W;
+    out->latency_s = cost->latency_s / batch;
+    out->energy_pJ = cost->energy_pJ / batch;
+    out->edp_Js = out->energy_pJ * 1e-12 * out->latency_s;
+    out->perf_per_tdp = out->latency_s > 0 && out->power_W > 0
+                            ? 1.0 / (out->latency_s * out->power_W)
+                            : 0;
+}
+
+/*
+ * Area under a search's best-so-far curve, normalised: the mean of
+ * value / first finite value over the finite points.  1 for a search that
+ * never improved, smaller the faster it fell -- CASCO's second test of a
+ * promising candidate.  +inf when no point is finite.
+ */
+static double normalised_auc(const double *curve, int n)
+{
+    double first = INFINITY, sum = 0;
+    int finite = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(curve[i]))
+            continue;
+        if (!finite)
+            first = curve[i];
+        sum += curve[i] / first;
+        finite++;
+    }
+    return finite ? sum / finite : INFINITY;
+}
+
+/* Combine per-workload values: the geometric mean or the sum (+inf
+ * stays +inf). */
+static double combine(const double *v, int n, se_aggregate agg)
+{
+    double acc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            return INFINITY;
+        acc += agg == SE_AGG_GEOMEAN ? log(v[i]) : v[i];
+    }
+    return agg == SE_AGG_GEOMEAN ? exp(acc / n) : acc;
+}
+
+/* Step workload k's search in chunks up to budget plans in total. */
+static void step_to(se_candidate_eval *c, int k, int64_t budget, const se_sw_options *o)
+{
+    int64_t spent = c->spent;
+    while (spent < budget) {
+        int64_t chunk = budget - spent < o->chunk ? budget - spent : o->chunk;
+        if (!fu_search_step(c->search[k], chunk))
+            break;
+        spent += chunk;
+    }
+}
+
+as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
+                             const se_sw_options *o, as_status *st)
+{
+    if (!c->feasible)
+        return AS_OK;
+    double value[SE_MAX_WORKLOADS] = {0}, auc[SE_MAX_WORKLOADS] = {0};
+    double latency[SE_MAX_WORKLOADS] = {0}, energy[SE_MAX_WORKLOADS] = {0};
+    double edp[SE_MAX_WORKLOADS] = {0};
+    for (int k = 0; k < c->n_workloads; k++) {
+        step_to(c, k, budget, o);
+        int n_points;
+        const double *curve = fu_search_curve(c->search[k], &n_points);
+        value[k] = n_points ? curve[n_points - 1] : INFINITY;
+        auc[k] = normalised_auc(curve, n_points);
+        fu_plan plan = {0};
+        fu_plan_cost cost = {0};
+        as_code code = fu_search_best(c->search[k], &plan, &cost, st);
+        if (code != AS_OK)
+            return code;
+        if (!cost.valid) {
+            c->feasible = false;
+            snprintf(c->reason, sizeof c->reason, "%s: no valid fusion plan: %s",
+                     c->graph[k]->name, cost.reason);
+        }
+        se_metrics m;
+        se_metrics_of_plan(c, &cost, &m);
+        latency[k] = m.latency_s;
+        energy[k] = m.energy_pJ;
+        edp[k] = m.edp_Js;
+        fu_plan_free(&plan);
+        fu_plan_cost_free(&cost);
+    }
+    c->spent = budget;
+    c->sw_value = combine(value, c->n_workloads, agg);
+    c->sw_auc = combine(auc, c->n_workloads, SE_AGG_GEOMEAN);
+    c->metrics.latency_s = combine(latency, c->n_workloads, agg);
+    c->metrics.energy_pJ = combine(energy, c->n_workloads, agg);
+    c->metrics.edp_Js = combine(edp, c->n_workloads, agg);
+    c->metrics.perf_per_tdp = c->metrics.latency_s > 0 && c->metrics.power_W > 0
+                                  ? 1.0 / (c->metrics.latency_s * c->metrics.power_W)
+                                  : 0;
+    return AS_OK;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+/* A growing string; a failed allocation sets failed and drops the rest. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} text;
+
+static void text_add(text *t, const char *fmt, ...) AS_PRINTF(2, 3);
+
+static void text_add(text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = true;
+            return;
+        }
+        if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap <= t->len + (size_t)n)
+            cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->failed = true;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+}
+
+/* s as a JSON string (quotes, backslashes and control characters escaped). */
+static void text_string(text *t, const char *s)
+{
+    text_add(t, "\"");
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            text_add(t, "\\%c", ch);
+        else if (ch < 0x20)
+            text_add(t, "\\u%04x", ch);
+        else
+            text_add(t, "%c", ch);
+    }
+    text_add(t, "\"");
+}
+
+/* A finite double as JSON (non-finite values have no JSON form: null). */
+static void text_double(text *t, const char *key, double v)
+{
+    if (isfinite(v))
+        text_add(t, "\"%s\":%.17g,", key, v);
+    else
+        text_add(t, "\"%s\":null,", key);
+}
+
+/* Workload k's best plan: metrics and groups (op names) into t. */
+static as_code workload_json(const se_candidate_eval *c, int k, text *t, as_status *st)
+{
+    fu_plan plan = {0};
+    fu_plan_cost cost = {0};
+    as_code code = fu_search_best(c->search[k], &plan, &cost, st);
+    if (code != AS_OK)
+        return code;
+    const wl_graph *g = c->graph[k];
+    se_metrics m;
+    se_metrics_of_plan(c, &cost, &m);
+    text_add(t, "{\"model\":");
+    text_string(t, g->name);
+    text_add(t, ",\"batch\":%lld,\"valid\":%s,", (long long)c->batch, cost.valid ? "true" : "false");
+    text_double(t, "latency_s", m.latency_s);
+    text_double(t, "energy_pJ", m.energy_pJ);
+    text_add(t, "\"cycles\":%lld,\"dram_bytes\":%lld,\"groups\":[", (long long)cost.cycles,
+             (long long)cost.dram_bytes);
+    for (int32_t gid = 0; gid < plan.n_groups; gid++) {
+        text_add(t, "%s[", gid ? "," : "");
+        bool first = true;
+        for (int32_t op = 0; op < plan.n_ops; op++)
+            if (plan.group[op] == gid) {
+                text_add(t, "%s", first ? "" : ",");
+                text_string(t, g->ops[op].name);
+                first = false;
+            }
+        text_add(t, "]");
+    }
+    text_add(t, "]}");
+    fu_plan_free(&plan);
+    fu_plan_cost_free(&cost);
+    return AS_OK;
+}
+
+char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st)
+{
+    text t = {0};
+    text_add(&t, "{\"workloads\":[");
+    for (int k = 0; c->feasible && k < c->n_workloads; k++) {
+        text_add(&t, "%s", k ? "," : "");
+        if (workload_json(c, k, &t, st) != AS_OK) {
+            free(t.s);
+            return NULL;
+        }
+    }
+    text_add(&t, "]}");
+    if (t.failed) {
+        free(t.s);
+        as_fail(st, AS_ENOMEM, "out of memory for a candidate's details");
+        return NULL;
+    }
+    return t.s;
+}

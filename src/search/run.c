@@ -1,0 +1,844 @@
+/*
+ * run.c -- a co-design run: the engine proposes a batch of hardware
+ * candidates, each gets its software search (evaluate.c), the engine
+ * observes the results, and the Pareto front grows; every completed
+ * round of every candidate goes to the store at once.
+ *
+ * Successive halving (CASCO's engine only): the batch's candidates get
+ * their software budget in rounds that double it, budget_r = B / 2^(R-1-r)
+ * plans in total after round r.  After each round but the last, the
+ * candidates kept are the best half by terminal value (the fusion
+ * objective reached) together with the best quarter by the normalised
+ * area under their best-so-far curves -- CASCO's modified rule, which
+ * gives fast-falling searches a second chance.  A dropped candidate keeps
+ * the value its shorter search reached: a real design with real, if less
+ * tuned, software.  Other engines give every candidate B in one round.
+ *
+ * Resumption: the run is a deterministic function of its configuration
+ * and seed, so a resumed run replays it, taking every (iteration, slot,
+ * round) found in the store instead of computing it.  A candidate whose
+ * later round is missing starts its searches again and steps them to the
+ * new budget; the fixed step schedule (search_private.h) makes that equal
+ * to having continued.  Work in flight at the kill is redone; nothing
+ * stored is computed or written twice.
+ *
+ * Hypervolume: objectives are compared in log10 space (they span decades)
+ * against a reference point one decade above the baseline design's
+ * objectives (or the first feasible candidate's when the baseline is
+ * infeasible), so that engines on the same space and models share it.
+ */
+#include "search_private.h"
+
+#include "../store/store.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEPS_PER_ROUND0 8   /* search steps in the first round's budget */
+#define FRONT_JSON_BYTES 512 /* per front point */
+
+/* ---------------------------------------------------------- objectives */
+
+static const char *const OBJECTIVE_NAMES[SE_N_OBJECTIVES] = {
+    "latency", "energy", "area", "edp", "perf_per_tdp",
+};
+
+const char *se_objective_name(se_objective o)
+{
+    return o >= 0 && o < SE_N_OBJECTIVES ? OBJECTIVE_NAMES[o] : "?";
+}
+
+bool se_objective_parse(const char *s, se_objective *out)
+{
+    for (int o = 0; o < SE_N_OBJECTIVES; o++)
+        if (strcmp(s, OBJECTIVE_NAMES[o]) == 0) {
+            *out = (se_objective)o;
+            return true;
+        }
+    return false;
+}
+
+double se_metrics_objective(const se_metrics *m, se_objective o)
+{
+    switch (o) {
+    case SE_OBJ_LATENCY: return m->latency_s;
+    case SE_OBJ_ENERGY: return m->energy_pJ;
+    case SE_OBJ_AREA: return m->area_mm2;
+    case SE_OBJ_EDP: return m->edp_Js;
+    case SE_OBJ_TDP_SECONDS: return m->latency_s * m->power_W;
+    default: return NAN;
+    }
+}
+
+void se_run_options_default(se_run_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->algo = SE_ALGO_CASCO;
+    o->seed = 1;
+    o->budget = 48;
+    o->batch = 8;
+    o->threads = 1;
+    o->n_objectives = 3;
+    o->objectives[0] = SE_OBJ_LATENCY;
+    o->objectives[1] = SE_OBJ_ENERGY;
+    o->objectives[2] = SE_OBJ_AREA;
+    o->scalar = SE_OBJ_EDP;
+    o->aggregate = SE_AGG_GEOMEAN;
+    o->sw_budget = 2000;
+    o->sh_rounds = 3;
+    o->map_budget = 128;
+}
+
+void se_run_config_text(const se_space *s, const se_workload *workloads, int n_workloads,
+                        const se_run_options *o, char *buf, size_t size)
+{
+    /* Everything that changes the result, and nothing else (not the
+     * thread count, the store or the progress display).  The space enters
+     * by name and by a digest of its whole definition. */
+    uint64_t space_digest = as_hash_bytes(s->param, sizeof s->param, AS_HASH_SEED);
+    space_digest = as_hash_bytes(&s->limits, sizeof s->limits, space_digest);
+    space_digest = as_hash_bytes(s->baseline, sizeof s->baseline, space_digest);
+    int n = snprintf(buf, size,
+                     "accelsearch search 1\nspace %s %016llx\nalgo %s\nbudget %lld\nbatch %d\n"
+                     "sw_budget %lld\nsh_rounds %d\nmap_budget %lld\naggregate %s\nscalar %s\n"
+                     "objectives",
+                     s->name, (unsigned long long)space_digest, se_algo_name(o->algo),
+                     (long long)o->budget, o->batch, (long long)o->sw_budget, o->sh_rounds,
+                     (long long)o->map_budget, o->aggregate == SE_AGG_GEOMEAN ? "geomean" : "sum",
+                     se_objective_name(o->scalar));
+    for (int k = 0; k < o->n_objectives && n >= 0 && (size_t)n < size; k++)
+        n += snprintf(buf + n, size - (size_t)n, " %s", se_objective_name(o->objectives[k]));
+    for (int i = 0; i < n_workloads && n >= 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - (size_t)n, "\n%s %s",
+                      workloads[i].validation ? "validate" : "model", workloads[i].model);
+}
+
+/* ------------------------------------------------------------ the store */
+
+/* A stored row, as the replay needs it. */
+typedef struct stored_row {
+    int64_t iteration;
+    int32_t slot, round;
+    char point[256];
+    bool feasible;
+    char reason[256];
+    int64_t sw_budget;
+    double sw_value, sw_auc;
+    se_metrics metrics;
+} stored_row;
+
+typedef struct stored_rows {
+    stored_row *v;
+    int64_t n, cap;
+    bool failed;
+} stored_rows;
+
+/* store_each_row visitor: append (rows arrive in key order). */
+static bool collect_row(void *user, const store_row *row)
+{
+    stored_rows *rows = user;
+    if (rows->n == rows->cap) {
+        int64_t cap = rows->cap ? 2 * rows->cap : 256;
+        stored_row *v = realloc(rows->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            rows->failed = true;
+            return false;
+        }
+        rows->v = v;
+        rows->cap = cap;
+    }
+    stored_row *r = &rows->v[rows->n++];
+    r->iteration = row->iteration;
+    r->slot = row->slot;
+    r->round = row->round;
+    snprintf(r->point, sizeof r->point, "%s", row->point);
+    r->feasible = row->feasible;
+    snprintf(r->reason, sizeof r->reason, "%s", row->reason);
+    r->sw_budget = row->sw_budget;
+    r->sw_value = row->sw_value;
+    r->sw_auc = row->sw_auc;
+    r->metrics = (se_metrics){row->latency_s, row->energy_pJ, row->area_mm2,
+                              row->power_W,   row->edp_Js,    row->perf_per_tdp};
+    return true;
+}
+
+/* The stored row for (iteration, slot, round), or NULL (binary search:
+ * the store returns rows in key order). */
+static const stored_row *find_row(const stored_rows *rows, int64_t iteration, int32_t slot,
+                                  int32_t round)
+{
+    int64_t lo = 0, hi = rows->n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        const stored_row *r = &rows->v[mid];
+        int cmp = r->iteration != iteration ? (r->iteration < iteration ? -1 : 1)
+                  : r->slot != slot         ? (r->slot < slot ? -1 : 1)
+                  : r->round != round       ? (r->round < round ? -1 : 1)
+                                            : 0;
+        if (cmp == 0)
+            return r;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ run */
+
+typedef struct run {
+    const se_space *space;
+    const se_run_options *o;
+    se_models *models;
+    int n_train;
+    int train[SE_MAX_WORKLOADS];
+    se_sw_options sw;
+    int rounds;              /* successive-halving rounds of this engine */
+    int64_t final_budget;    /* plans per workload at full fidelity */
+    store *db;
+    int64_t run_id;
+    stored_rows stored;
+    int64_t last_front_iteration;
+    se_result *out;
+    int64_t cap_candidates, cap_curve;
+    bool have_reference;
+    double start_seconds;
+} run;
+
+/* Plans per workload after round r of n_rounds (a multiple of the chunk). */
+static int64_t round_budget(const run *r, int round, int n_rounds)
+{
+    return r->final_budget >> (n_rounds - 1 - round);
+}
+
+/* Append a candidate slot to the result; NULL when out of memory. */
+static se_candidate *new_candidate(run *r)
+{
+    se_result *out = r->out;
+    if (out->n_candidates == r->cap_candidates) {
+        int64_t cap = r->cap_candidates ? 2 * r->cap_candidates : 64;
+        se_candidate *v = realloc(out->candidates, (size_t)cap * sizeof *v);
+        if (!v)
+            return NULL;
+        out->candidates = v;
+        r->cap_candidates = cap;
+    }
+    se_candidate *c = &out->candidates[out->n_candidates++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+/* Fill c's objective vector and scalar from its metrics. */
+static void score(const se_run_options *o, se_candidate *c)
+{
+    for (int k = 0; k < o->n_objectives; k++)
+        c->y[k] = se_metrics_objective(&c->metrics, o->objectives[k]);
+    c->scalar = se_metrics_objective(&c->metrics, o->scalar);
+}
+
+/* Take a stored row as candidate c's latest round (after checking it is
+ * the point this run proposes there). */
+static as_code take_stored(run *r, const stored_row *sr, se_candidate *c, as_status *st)
+{
+    char proposed[256];
+    se_point_format(r->space, &c->point, proposed, sizeof proposed);
+    if (strcmp(proposed, sr->point) != 0)
+        return as_fail(st, AS_EINVAL,
+                       "%s: run %lld holds point %s at iteration %lld slot %d, but this run "
+                       "proposes %s there: the store comes from another configuration or version",
+                       r->o->db_path, (long long)r->run_id, sr->point, (long long)sr->iteration,
+                       sr->slot, proposed);
+    c->feasible = sr->feasible;
+    snprintf(c->reason, sizeof c->reason, "%s", sr->reason);
+    c->metrics = sr->metrics;
+    c->rounds = sr->round + 1;
+    c->sw_budget = sr->sw_budget;
+    c->from_store = true;
+    score(r->o, c);
+    return AS_OK;
+}
+
+/* Record candidate evaluation e (round `round` of c) in c and the store. */
+static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, as_status *st)
+{
+    c->feasible = e->feasible;
+    snprintf(c->reason, sizeof c->reason, "%s", e->reason);
+    c->metrics = e->metrics;
+    c->rounds = round + 1;
+    c->sw_budget = e->spent;
+    c->from_store = false;
+    score(r->o, c);
+    if (!r->db)
+        return AS_OK;
+    char params[1024];
+    se_point_params_json(r->space, &c->point, params, sizeof params);
+    char *detail = se_candidate_detail_json(e, st);
+    if (!detail)
+        return st->code;
+    store_row row = {
+        .iteration = c->iteration, .slot = c->slot, .round = round, .feasible = c->feasible,
+        .sw_budget = e->spent, .sw_value = e->sw_value, .sw_auc = e->sw_auc,
+        .latency_s = c->metrics.latency_s, .energy_pJ = c->metrics.energy_pJ,
+        .area_mm2 = c->metrics.area_mm2, .power_W = c->metrics.power_W,
+        .edp_Js = c->metrics.edp_Js, .perf_per_tdp = c->metrics.perf_per_tdp,
+        .params_json = params, .detail_json = detail,
+    };
+    se_point_format(r->space, &c->point, row.point, sizeof row.point);
+    snprintf(row.reason, sizeof row.reason, "%s", c->reason);
+    as_code code;
+#pragma omp critical(se_store)
+    code = store_put_row(r->db, r->run_id, &row, st);
+    free(detail);
+    return code;
+}
+
+/* One batch under evaluation: candidates and their live searches. */
+typedef struct batch {
+    int n;
+    se_candidate *cand[64];
+    se_candidate_eval eval[64];
+    bool started[64];  /* eval initialised */
+    bool alive[64];    /* gets the next round */
+    bool done[64];     /* completed the current round */
+    as_status status[64];
+    as_code code[64];
+} batch;
+
+/* Round `round` of slot i: from the store, or computed and stored. */
+static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
+{
+    se_candidate *c = b->cand[i];
+    as_status *st = &b->status[i];
+    const stored_row *sr = find_row(&r->stored, c->iteration, c->slot, round);
+    if (sr) {
+        b->code[i] = take_stored(r, sr, c, st);
+        b->done[i] = b->code[i] == AS_OK;
+        return;
+    }
+    se_candidate_eval *e = &b->eval[i];
+    if (!b->started[i]) {
+        b->code[i] = se_candidate_init(e, r->space, &c->point, r->models, r->train, r->n_train,
+                                       &r->sw, st);
+        b->started[i] = true;
+        if (b->code[i] != AS_OK)
+            return;
+    }
+    b->code[i] = se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate,
+                                      &r->sw, st);
+    if (b->code[i] == AS_OK)
+        b->code[i] = record(r, e, c, round, st);
+    b->done[i] = b->code[i] == AS_OK;
+}
+
+/* Whether the caller asked to stop. */
+static bool stopping(const run *r)
+{
+    return r->o->stop_flag && *r->o->stop_flag;
+}
+
+/* The sw value or AUC of slot i's latest round, for the halving rule. */
+static double slot_value(const run *r, const batch *b, int i, bool auc)
+{
+    const se_candidate *c = b->cand[i];
+    if (b->started[i])
+        return auc ? b->eval[i].sw_auc : b->eval[i].sw_value;
+    const stored_row *sr = find_row(&r->stored, c->iteration, c->slot, c->rounds - 1);
+    return sr ? (auc ? sr->sw_auc : sr->sw_value) : INFINITY;
+}
+
+/* Keep the best `keep` alive, feasible slots by value (or AUC) in keep_out. */
+static void mark_best(const run *r, const batch *b, bool auc, int keep, bool *keep_out)
+{
+    for (int k = 0; k < keep; k++) {
+        int best = -1;
+        double best_value = INFINITY;
+        for (int i = 0; i < b->n; i++) {
+            if (!b->alive[i] || !b->cand[i]->feasible || keep_out[i])
+                continue;
+            double v = slot_value(r, b, i, auc);
+            if (best < 0 || v < best_value) {
+                best = i;
+                best_value = v;
+            }
+        }
+        if (best < 0)
+            return;
+        keep_out[best] = true;
+    }
+}
+
+/* CASCO's modified halving: the best half by terminal value and the best
+ * quarter by AUC stay alive. */
+static void halve(const run *r, batch *b)
+{
+    int m = 0;
+    for (int i = 0; i < b->n; i++)
+        m += b->alive[i] && b->cand[i]->feasible;
+    bool by_value[64] = {0}, by_auc[64] = {0};
+    mark_best(r, b, false, (m + 1) / 2, by_value);
+    mark_best(r, b, true, (m + 3) / 4, by_auc);
+    for (int i = 0; i < b->n; i++)
+        b->alive[i] = by_value[i] || by_auc[i];
+}
+
+/* Evaluate the candidates of b over n_rounds rounds (threads across the
+ * batch); false in *interrupted when the stop flag cut a round short. */
+static as_code evaluate_batch(run *r, batch *b, int n_rounds, bool *interrupted, as_status *st)
+{
+    *interrupted = false;
+    for (int i = 0; i < b->n; i++)
+        b->alive[i] = true;
+    as_code code = AS_OK;
+    for (int round = 0; round < n_rounds && code == AS_OK && !*interrupted; round++) {
+        memset(b->done, 0, sizeof b->done);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(r->o->threads)
+        for (int i = 0; i < b->n; i++) {
+            b->code[i] = AS_OK;
+            if (b->alive[i] && !stopping(r))
+                run_slot(r, b, i, round, n_rounds);
+        }
+        for (int i = 0; i < b->n && code == AS_OK; i++) {
+            if (b->code[i] != AS_OK)
+                code = as_fail(st, b->code[i], "%s", b->status[i].message);
+            else if (b->alive[i] && !b->done[i])
+                *interrupted = true;
+            else if (b->done[i] && b->cand[i]->from_store)
+                r->out->evaluations_loaded++;
+            else if (b->done[i])
+                r->out->evaluations_computed++;
+        }
+        for (int i = 0; i < b->n; i++)
+            b->alive[i] = b->alive[i] && b->done[i] && b->cand[i]->feasible;
+        if (round + 1 < n_rounds)
+            halve(r, b);
+    }
+    for (int i = 0; i < b->n; i++)
+        if (b->started[i])
+            se_candidate_release(&b->eval[i]);
+    return code;
+}
+
+/* ------------------------------------------------------------ the front */
+
+/* log10 of candidate c's objectives into v. */
+static void log_objectives(const run *r, const se_candidate *c, double *v)
+{
+    for (int k = 0; k < r->o->n_objectives; k++)
+        v[k] = log10(c->y[k]);
+}
+
+/* Set the reference point from c when it is the first feasible one seen. */
+static void maybe_set_reference(run *r, const se_candidate *c)
+{
+    if (r->have_reference || !c->feasible || c->rounds == 0)
+        return;
+    log_objectives(r, c, r->out->reference);
+    for (int k = 0; k < r->o->n_objectives; k++)
+        r->out->reference[k] += 1.0;
+    r->have_reference = true;
+}
+
+/* The front of the feasible candidates so far into out->front, and its
+ * hypervolume. */
+static as_code update_front(run *r, double *hypervolume, as_status *st)
+{
+    se_result *out = r->out;
+    int n_obj = r->o->n_objectives;
+    int64_t n = out->n_candidates;
+    double *y = malloc((size_t)(n * n_obj + 1) * sizeof *y);
+    int64_t *index = malloc((size_t)(n + 1) * sizeof *index);
+    int64_t *front = realloc(out->front, (size_t)(n + 1) * sizeof *front);
+    if (front)
+        out->front = front;
+    if (!y || !index || !front) {
+        free(y);
+        free(index);
+        return as_fail(st, AS_ENOMEM, "out of memory for the Pareto front");
+    }
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const se_candidate *c = &out->candidates[i];
+        if (!c->feasible || c->rounds == 0)
+            continue;
+        log_objectives(r, c, y + m * n_obj);
+        index[m++] = i;
+    }
+    int64_t n_front = se_pareto_front(y, m, n_obj, front);
+    *hypervolume = r->have_reference ? se_hypervolume(y, m, n_obj, out->reference) : 0;
+    for (int64_t k = 0; k < n_front; k++)
+        front[k] = index[front[k]];
+    out->n_front = n_front;
+    free(y);
+    free(index);
+    return AS_OK;
+}
+
+/* The front as JSON (an array of points) into a malloc'd string. */
+static char *front_json(const run *r)
+{
+    const se_result *out = r->out;
+    size_t size = (size_t)(out->n_front + 1) * (FRONT_JSON_BYTES + 1024) + 8;
+    char *s = malloc(size);
+    if (!s)
+        return NULL;
+    size_t len = (size_t)snprintf(s, size, "[");
+    for (int64_t k = 0; k < out->n_front; k++) {
+        const se_candidate *c = &out->candidates[out->front[k]];
+        char params[1024];
+        se_point_params_json(r->space, &c->point, params, sizeof params);
+        len += (size_t)snprintf(s + len, size - len,
+                                "%s{\"iteration\":%lld,\"slot\":%d,\"params\":%s,"
+                                "\"latency_s\":%.17g,\"energy_pJ\":%.17g,\"area_mm2\":%.17g,"
+                                "\"power_W\":%.17g,\"edp\":%.17g,\"perf_per_tdp\":%.17g}",
+                                k ? "," : "", (long long)c->iteration, c->slot, params,
+                                c->metrics.latency_s, c->metrics.energy_pJ, c->metrics.area_mm2,
+                                c->metrics.power_W, c->metrics.edp_Js, c->metrics.perf_per_tdp);
+    }
+    snprintf(s + len, size - len, "]");
+    return s;
+}
+
+/* After iteration it: the front, its hypervolume on the curve, the store. */
+static as_code close_iteration(run *r, int64_t iteration, int64_t evaluations, as_status *st)
+{
+    double hv;
+    as_code code = update_front(r, &hv, st);
+    if (code != AS_OK)
+        return code;
+    se_result *out = r->out;
+    if (out->n_curve == r->cap_curve) {
+        int64_t cap = r->cap_curve ? 2 * r->cap_curve : 64;
+        int64_t *ev = realloc(out->curve_evaluations, (size_t)cap * sizeof *ev);
+        if (ev)
+            out->curve_evaluations = ev;
+        double *hvs = realloc(out->curve_hypervolume, (size_t)cap * sizeof *hvs);
+        if (hvs)
+            out->curve_hypervolume = hvs;
+        if (!ev || !hvs)
+            return as_fail(st, AS_ENOMEM, "out of memory for the hypervolume curve");
+        r->cap_curve = cap;
+    }
+    out->curve_evaluations[out->n_curve] = evaluations;
+    out->curve_hypervolume[out->n_curve++] = hv;
+    if (!r->db || iteration <= r->last_front_iteration)
+        return AS_OK;
+    char *json = front_json(r);
+    if (!json)
+        return as_fail(st, AS_ENOMEM, "out of memory for the front's JSON");
+    code = store_put_front(r->db, r->run_id, iteration, evaluations, hv, json, st);
+    free(json);
+    return code;
+}
+
+/* ------------------------------------------------------------- progress */
+
+static void report_progress(const run *r, int64_t iteration, int64_t evaluations)
+{
+    if (!r->o->progress)
+        return;
+    const se_result *out = r->out;
+    se_progress p = {
+        .iteration = iteration,
+        .n_iterations = (r->o->budget + r->o->batch - 1) / r->o->batch,
+        .evaluations = evaluations,
+        .budget = r->o->budget,
+        .best_scalar = INFINITY,
+        .hypervolume = out->n_curve ? out->curve_hypervolume[out->n_curve - 1] : 0,
+        .elapsed_seconds = omp_get_wtime() - r->start_seconds,
+    };
+    for (int64_t i = 0; i < out->n_candidates; i++) {
+        const se_candidate *c = &out->candidates[i];
+        if (c->feasible && c->rounds > 0 && c->scalar < p.best_scalar)
+            p.best_scalar = c->scalar;
+    }
+    r->o->progress(r->o->progress_user, &p);
+}
+
+/* ---------------------------------------------------------------- phases */
+
+/* The baseline design at full budget (iteration -1). */
+static as_code run_baseline(run *r, bool *interrupted, as_status *st)
+{
+    batch *b = calloc(1, sizeof *b);
+    se_candidate *c = new_candidate(r);
+    if (!b || !c) {
+        free(b);
+        return as_fail(st, AS_ENOMEM, "out of memory for the baseline");
+    }
+    c->iteration = -1;
+    memcpy(c->point.index, r->space->baseline, sizeof c->point.index);
+    b->n = 1;
+    b->cand[0] = c;
+    as_code code = evaluate_batch(r, b, 1, interrupted, st);
+    free(b);
+    if (code == AS_OK && !*interrupted)
+        maybe_set_reference(r, c);
+    return code;
+}
+
+/* One iteration: propose, evaluate, observe. */
+static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n,
+                             bool *interrupted, as_status *st)
+{
+    se_point points[64];
+    as_code code = se_engine_propose(engine, n, points, st);
+    if (code != AS_OK)
+        return code;
+    batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return as_fail(st, AS_ENOMEM, "out of memory for a batch");
+    int64_t first = r->out->n_candidates;
+    for (int i = 0; i < n && code == AS_OK; i++) {
+        se_candidate *c = new_candidate(r);
+        if (!c) {
+            code = as_fail(st, AS_ENOMEM, "out of memory for candidates");
+            break;
+        }
+        c->iteration = iteration;
+        c->slot = i;
+        c->point = points[i];
+    }
+    /* new_candidate may move the array: take the pointers afterwards. */
+    b->n = n;
+    for (int i = 0; i < n && code == AS_OK; i++)
+        b->cand[i] = &r->out->candidates[first + i];
+    int n_rounds = r->o->algo == SE_ALGO_CASCO ? r->rounds : 1;
+    if (code == AS_OK)
+        code = evaluate_batch(r, b, n_rounds, interrupted, st);
+    se_observation obs[64];
+    for (int i = 0; i < n && code == AS_OK && !*interrupted; i++) {
+        se_candidate *c = b->cand[i];
+        maybe_set_reference(r, c);
+        obs[i] = (se_observation){.point = c->point, .feasible = c->feasible, .scalar = c->scalar};
+        memcpy(obs[i].y, c->y, sizeof obs[i].y);
+    }
+    free(b);
+    if (code == AS_OK && !*interrupted)
+        code = se_engine_observe(engine, obs, n, st);
+    return code;
+}
+
+/* The chosen design on every workload, training and validation. */
+static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workloads,
+                               as_status *st)
+{
+    se_result *out = r->out;
+    out->chosen_results = calloc((size_t)n_workloads, sizeof *out->chosen_results);
+    if (!out->chosen_results)
+        return as_fail(st, AS_ENOMEM, "out of memory for the chosen design's results");
+    out->n_workloads = n_workloads;
+    const se_candidate *chosen = &out->candidates[out->chosen];
+    as_code code = AS_OK;
+    for (int k = 0; k < n_workloads && code == AS_OK; k++) {
+        se_workload_result *w = &out->chosen_results[k];
+        w->name = workloads[k].model;
+        w->validation = workloads[k].validation;
+        se_candidate_eval e;
+        code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
+        if (code == AS_OK)
+            code = se_candidate_advance(&e, r->final_budget, r->o->aggregate, &r->sw, st);
+        if (code == AS_OK && e.search[0])
+            code = se_candidate_best(&e, 0, &w->plan, &w->cost, st);
+        if (code == AS_OK) {
+            w->feasible = e.feasible;
+            snprintf(w->reason, sizeof w->reason, "%s", e.reason);
+            w->metrics = e.metrics;
+            w->graph = e.graph[0];
+        }
+        se_candidate_release(&e);
+    }
+    return code;
+}
+
+/* Check the options; names what is wrong. */
+static as_code check_options(const se_run_options *o, const se_workload *w, int n,
+                             as_status *st)
+{
+    int n_train = 0;
+    for (int i = 0; i < n; i++)
+        n_train += !w[i].validation;
+    if (n_train < 1)
+        return as_fail(st, AS_EINVAL, "a search needs at least one model to train on");
+    if (n > SE_MAX_WORKLOADS)
+        return as_fail(st, AS_EINVAL, "at most %d models", SE_MAX_WORKLOADS);
+    if (o->budget < 1)
+        return as_fail(st, AS_EINVAL, "--budget must be at least 1, not %lld",
+                       (long long)o->budget);
+    if (o->batch < 1 || o->batch > 64)
+        return as_fail(st, AS_EINVAL, "--batch must be 1..64, not %d", o->batch);
+    if (o->threads < 1)
+        return as_fail(st, AS_EINVAL, "--threads must be at least 1, not %d", o->threads);
+    if (o->n_objectives < 1 || o->n_objectives > SE_MAX_OBJECTIVES)
+        return as_fail(st, AS_EINVAL, "1 to %d objectives, not %d", SE_MAX_OBJECTIVES,
+                       o->n_objectives);
+    if (o->sh_rounds < 1 || o->sh_rounds > 8)
+        return as_fail(st, AS_EINVAL, "successive-halving rounds must be 1..8, not %d",
+                       o->sh_rounds);
+    int64_t unit = (int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1);
+    if (o->sw_budget < unit)
+        return as_fail(st, AS_EINVAL,
+                       "software budget %lld is below %lld plans (%d steps in the first of %d "
+                       "rounds)",
+                       (long long)o->sw_budget, (long long)unit, STEPS_PER_ROUND0, o->sh_rounds);
+    if (o->map_budget < 1)
+        return as_fail(st, AS_EINVAL, "mapping budget must be at least 1");
+    if (o->resume && !o->db_path)
+        return as_fail(st, AS_EINVAL, "--resume needs a store (--db)");
+    return AS_OK;
+}
+
+/* Open the store and begin (or find, on resume) this run's record;
+ * stored rows are loaded for replay. */
+static as_code open_store(run *r, const se_workload *w, int n, as_status *st)
+{
+    r->last_front_iteration = -2;
+    if (!r->o->db_path)
+        return AS_OK;
+    as_code code = store_open(&r->db, r->o->db_path, st);
+    if (code != AS_OK)
+        return code;
+    char config[4096];
+    se_run_config_text(r->space, w, n, r->o, config, sizeof config);
+    if (r->o->resume) {
+        code = store_run_find_resumable(r->db, config, r->o->seed, &r->run_id, st);
+        if (code == AS_OK && r->run_id == 0)
+            return as_fail(st, AS_EINVAL,
+                           "%s: no unfinished run with this configuration and seed %llu to "
+                           "resume",
+                           r->o->db_path, (unsigned long long)r->o->seed);
+        if (code == AS_OK)
+            code = store_each_row(r->db, r->run_id, collect_row, &r->stored, st);
+        if (code == AS_OK && r->stored.failed)
+            code = as_fail(st, AS_ENOMEM, "out of memory reading the store");
+        char *json = NULL;
+        double hv;
+        if (code == AS_OK)
+            code = store_last_front(r->db, r->run_id, &r->last_front_iteration, &hv, &json, st);
+        free(json);
+        if (code == AS_OK)
+            code = store_run_set_state(r->db, r->run_id, STORE_RUNNING, st);
+        r->out->resumed = true;
+    } else {
+        char summary[160];
+        snprintf(summary, sizeof summary, "%s on %s, %s%s, budget %lld", se_algo_name(r->o->algo),
+                 r->space->name, w[0].model, n > 1 ? " ..." : "", (long long)r->o->budget);
+        code = store_run_begin(r->db, config, r->o->seed, "0.1.0", summary, &r->run_id, st);
+    }
+    r->out->run_id = r->run_id;
+    return code;
+}
+
+/* The search proper: baseline, then iterations until the budget is spent
+ * or the caller stops it. */
+static as_code search_loop(run *r, as_status *st)
+{
+    bool interrupted = false;
+    as_code code = run_baseline(r, &interrupted, st);
+    if (code == AS_OK && !interrupted)
+        code = close_iteration(r, -1, 0, st);
+    se_engine *engine = NULL;
+    se_engine_options eo = {.algo = r->o->algo, .seed = r->o->seed,
+                            .n_objectives = r->o->n_objectives};
+    if (code == AS_OK)
+        code = se_engine_new(&engine, r->space, &eo, st);
+    int64_t evaluated = 0;
+    for (int64_t it = 0; code == AS_OK && !interrupted && evaluated < r->o->budget; it++) {
+        int64_t left = r->o->budget - evaluated;
+        int n = left < r->o->batch ? (int)left : r->o->batch;
+        code = run_iteration(r, engine, it, n, &interrupted, st);
+        if (code == AS_OK && !interrupted) {
+            evaluated += n;
+            code = close_iteration(r, it, evaluated, st);
+            report_progress(r, it, evaluated);
+        }
+    }
+    se_engine_free(engine);
+    r->out->interrupted = interrupted;
+    /* An interrupted batch's completed candidates join the front too. */
+    double hv;
+    if (code == AS_OK && interrupted)
+        code = update_front(r, &hv, st);
+    return code;
+}
+
+as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
+               const se_run_options *o, se_result *out, as_status *st)
+{
+    memset(out, 0, sizeof *out);
+    out->chosen = -1;
+    as_code code = check_options(o, workloads, n_workloads, st);
+    if (code != AS_OK)
+        return code;
+    run r = {.space = s, .o = o, .out = out, .rounds = o->sh_rounds};
+    r.start_seconds = omp_get_wtime();
+    for (int i = 0; i < n_workloads; i++)
+        if (!workloads[i].validation)
+            r.train[r.n_train++] = i;
+    r.sw.seed = o->seed;
+    r.sw.chunk = o->sw_budget / ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
+    r.final_budget = r.sw.chunk * ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
+    r.sw.map_budget = o->map_budget;
+    code = se_models_new(&r.models, workloads, n_workloads, s->precision, st);
+    /* Every model loads before anything is stored: a bad path fails now. */
+    for (int i = 0; i < n_workloads && code == AS_OK; i++) {
+        const wl_graph *g;
+        int64_t footprint;
+        code = se_models_get(r.models, i, 1, &g, &footprint, st);
+    }
+    if (code == AS_OK)
+        code = fu_mapping_cache_new(&r.sw.shared, st);
+    if (code == AS_OK)
+        code = open_store(&r, workloads, n_workloads, st);
+    if (code == AS_OK)
+        code = search_loop(&r, st);
+    if (code == AS_OK && out->n_front > 0) {
+        int n_obj = o->n_objectives;
+        double *y = malloc((size_t)(out->n_front * n_obj) * sizeof *y);
+        int64_t *all = malloc((size_t)out->n_front * sizeof *all);
+        if (!y || !all)
+            code = as_fail(st, AS_ENOMEM, "out of memory picking the chosen design");
+        for (int64_t k = 0; code == AS_OK && k < out->n_front; k++) {
+            log_objectives(&r, &out->candidates[out->front[k]], y + k * n_obj);
+            all[k] = k;
+        }
+        if (code == AS_OK)
+            out->chosen = out->front[se_pick_nearest_ideal(y, all, out->n_front, n_obj)];
+        free(y);
+        free(all);
+    }
+    if (code == AS_OK && out->chosen >= 0 && !out->interrupted)
+        code = evaluate_chosen(&r, workloads, n_workloads, st);
+    if (r.db) {
+        as_status ignored;
+        if (code == AS_OK)
+            code = store_run_set_state(r.db, r.run_id,
+                                       out->interrupted ? STORE_INTERRUPTED : STORE_FINISHED, st);
+        else
+            store_run_set_state(r.db, r.run_id, STORE_INTERRUPTED, &ignored);
+        store_close(r.db);
+    }
+    free(r.stored.v);
+    fu_mapping_cache_free(r.sw.shared);
+    out->models = r.models;
+    out->seconds = omp_get_wtime() - r.start_seconds;
+    return code;
+}
+
+void se_result_free(se_result *r)
+{
+    for (int k = 0; r->chosen_results && k < r->n_workloads; k++) {
+        fu_plan_free(&r->chosen_results[k].plan);
+        fu_plan_cost_free(&r->chosen_results[k].cost);
+    }
+    free(r->chosen_results);
+    free(r->candidates);
+    free(r->front);
+    free(r->curve_evaluations);
+    free(r->curve_hypervolume);
+    se_models_free(r->models);
+    memset(r, 0, sizeof *r);
+}

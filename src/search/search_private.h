@@ -1,0 +1,83 @@
+/*
+ * search_private.h -- what run.c and evaluate.c share: prepared models
+ * and the software search under one hardware candidate.
+ */
+#ifndef AS_SEARCH_PRIVATE_H
+#define AS_SEARCH_PRIVATE_H
+
+#include "search.h"
+
+#define SE_MAX_WORKLOADS 16
+
+/* ------------------------------------------------------------- models */
+
+/* The run's workloads, each prepared once per native batch it is run at
+ * (loaded, batch set, BN folded, precision set, fusable ops marked). */
+as_code se_models_new(se_models **out, const se_workload *w, int n, wl_precision precision,
+                      as_status *st);
+void se_models_free(se_models *m);
+/* Workload i prepared at batch (loaded on first use; thread-safe), and
+ * its off-chip footprint in bytes: weights plus the largest working set
+ * of one layer. */
+as_code se_models_get(se_models *m, int i, int64_t batch, const wl_graph **g,
+                      int64_t *footprint_bytes, as_status *st);
+/* Workload i prepared anew at batch, owned by the caller. */
+as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out, as_status *st);
+
+/* ------------------------------------------------ one candidate's software */
+
+/* What the software search of a candidate is given. */
+typedef struct se_sw_options {
+    uint64_t seed;             /* the run's; mixed with the point */
+    int64_t chunk;             /* fusion plans per search step (the step schedule) */
+    int64_t map_budget;        /* mappings per distinct tile problem */
+    fu_mapping_cache *shared;  /* mapper results across candidates (may be NULL) */
+} se_sw_options;
+
+/*
+ * A candidate under evaluation: its design, and one fusion search per
+ * workload, kept alive between successive-halving rounds.  Searches step
+ * in fixed chunks, so bringing a candidate to a cumulative budget gives
+ * the same result whether it got there in one call or in several --
+ * which is what lets a resumed run redo an unfinished round exactly.
+ */
+typedef struct se_candidate_eval {
+    se_point point;
+    arch_spec arch;
+    bool feasible;
+    char reason[256];
+    int64_t batch;
+    int n_workloads;
+    int workload[SE_MAX_WORKLOADS];     /* indices into the models */
+    const wl_graph *graph[SE_MAX_WORKLOADS];
+    fu_evaluator *evaluator[SE_MAX_WORKLOADS];
+    fu_search *search[SE_MAX_WORKLOADS];
+    int64_t spent;                      /* plans per workload so far */
+    /* After the last advance: */
+    se_metrics metrics;
+    double sw_value, sw_auc;
+} se_candidate_eval;
+
+/* Decode p and check it against the constraints and the workloads'
+ * off-chip footprints; an infeasible design is data (c->feasible). */
+as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p,
+                          se_models *m, const int *workloads, int n_workloads,
+                          const se_sw_options *o, as_status *st);
+/* Step every workload's search to `budget` plans in total and take the
+ * metrics of the best plans (aggregated over the workloads); a workload
+ * without any valid plan makes the candidate infeasible. */
+as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
+                             const se_sw_options *o, as_status *st);
+void se_candidate_release(se_candidate_eval *c);
+/* The best plan of workload k (index into c->workload) and its cost
+ * (caller frees both). */
+as_code se_candidate_best(const se_candidate_eval *c, int k, fu_plan *plan, fu_plan_cost *cost,
+                          as_status *st);
+/* The metrics of one workload's plan cost on c's design (per inference). */
+void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se_metrics *out);
+
+/* Per-workload results of c as JSON (names, metrics, fusion groups by op
+ * name) into a malloc'd string; NULL when out of memory. */
+char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st);
+
+#endif

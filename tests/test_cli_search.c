@@ -1,0 +1,245 @@
+/*
+ * test_cli_search.c -- `accelsearch search` end to end: a run killed with
+ * SIGKILL in the middle of a batch and resumed reaches the result of an
+ * uninterrupted run with the same seed, with every stored evaluation kept
+ * and none computed or stored twice; Ctrl-C keeps what was found; bad
+ * options exit 2.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+enum { OUT_BYTES = 1 << 22 };
+
+#define SMALL_RUN                                                                                  \
+    "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "   \
+    "--seed 3 --threads 2"
+
+/* Run `accelsearch ARGS` through the shell; stdout into a malloc'd
+ * string, the exit status into *status. */
+static char *run(const char *args, int *status)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", AS_CLI_PATH, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char *out = calloc(OUT_BYTES, 1);
+    assert_non_null(out);
+    size_t n = fread(out, 1, OUT_BYTES - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+static void db_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", AS_TEST_TMP_DIR, name);
+    unlink(buf);
+    char side[600];
+    snprintf(side, sizeof side, "%s-wal", buf);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", buf);
+    unlink(side);
+}
+
+typedef struct rows {
+    int64_t n;
+    store_row row[256];
+} rows;
+
+static bool take_row(void *user, const store_row *row)
+{
+    rows *r = user;
+    if (r->n < 256) {
+        r->row[r->n] = *row;
+        r->row[r->n].params_json = r->row[r->n].detail_json = NULL;
+        r->n++;
+    }
+    return true;
+}
+
+/* Every row of the first run in the store at path. */
+static void read_rows(const char *path, rows *out)
+{
+    store *s;
+    as_status st;
+    out->n = 0;
+    assert_int_equal(store_open(&s, path, &st), AS_OK);
+    assert_int_equal(store_each_row(s, 1, take_row, out, &st), AS_OK);
+    store_close(s);
+}
+
+/* Rows stored so far (0 while the store does not exist yet). */
+static int64_t stored_rows(const char *path)
+{
+    if (access(path, F_OK) != 0)
+        return 0;
+    rows r;
+    store *s;
+    as_status st;
+    if (store_open(&s, path, &st) != AS_OK)
+        return 0;
+    r.n = 0;
+    store_each_row(s, 1, take_row, &r, &st);
+    store_close(s);
+    return r.n;
+}
+
+/* The JSON from "objectives" on: what must agree between two runs (the
+ * run's time and counters come before it). */
+static const char *result_part(const char *json)
+{
+    const char *p = strstr(json, "\"objectives\"");
+    assert_non_null(p);
+    return p;
+}
+
+static void test_sigkill_and_resume(void **state)
+{
+    (void)state;
+    char whole[512], killed[512], args[2048];
+    db_path(whole, sizeof whole, "search_whole.db");
+    db_path(killed, sizeof killed, "search_killed.db");
+    int status;
+    snprintf(args, sizeof args, SMALL_RUN " --json --db '%s'", whole);
+    char *expected = run(args, &status);
+    assert_int_equal(status, 0);
+
+    /* The same run, killed once a few candidate rounds are stored. */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(AS_CLI_PATH, AS_CLI_PATH, "search", "--model", "alexnet", "--budget", "8", "--batch",
+              "4", "--sw-budget", "64", "--sh-rounds", "2", "--map-budget", "16", "--seed", "3",
+              "--threads", "2", "--db", killed, (char *)NULL);
+        _exit(127);
+    }
+    int64_t seen = 0;
+    for (int polls = 0; polls < 20000 && seen < 5; polls++) {
+        struct timespec pause = {0, 2000000};
+        nanosleep(&pause, NULL);
+        seen = stored_rows(killed);
+    }
+    kill(child, SIGKILL);
+    int wst;
+    waitpid(child, &wst, 0);
+    assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+    rows before;
+    read_rows(killed, &before);
+    assert_true(before.n >= 5);
+
+    snprintf(args, sizeof args, SMALL_RUN " --json --resume --db '%s'", killed);
+    char *resumed = run(args, &status);
+    assert_int_equal(status, 0);
+    assert_string_equal(result_part(resumed), result_part(expected));
+    /* The resumed run took what the killed one stored. */
+    assert_non_null(strstr(resumed, "\"rounds_loaded\": "));
+    assert_null(strstr(resumed, "\"rounds_loaded\": 0,"));
+
+    /* Nothing lost, nothing stored twice: the same rows as the whole run,
+     * bit for bit, and the rows from before the kill unchanged. */
+    rows a, b;
+    read_rows(whole, &a);
+    read_rows(killed, &b);
+    assert_int_equal(a.n, b.n);
+    for (int64_t i = 0; i < a.n; i++) {
+        assert_int_equal(a.row[i].iteration, b.row[i].iteration);
+        assert_int_equal(a.row[i].slot, b.row[i].slot);
+        assert_int_equal(a.row[i].round, b.row[i].round);
+        assert_string_equal(a.row[i].point, b.row[i].point);
+        assert_memory_equal(&a.row[i].latency_s, &b.row[i].latency_s, sizeof(double));
+        assert_memory_equal(&a.row[i].energy_pJ, &b.row[i].energy_pJ, sizeof(double));
+        assert_memory_equal(&a.row[i].sw_value, &b.row[i].sw_value, sizeof(double));
+    }
+    for (int64_t i = 0; i < before.n; i++) {
+        bool found = false;
+        for (int64_t k = 0; k < b.n && !found; k++)
+            found = before.row[i].iteration == b.row[k].iteration &&
+                    before.row[i].slot == b.row[k].slot && before.row[i].round == b.row[k].round;
+        assert_true(found);
+    }
+    /* A finished run is not resumable. */
+    free(run(args, &status));
+    assert_int_equal(status, 2);
+    free(expected);
+    free(resumed);
+}
+
+/* SIGINT (Ctrl-C) stops the run, which prints what it found and exits 0. */
+static void test_interrupt_keeps_results(void **state)
+{
+    (void)state;
+    char path[512], out_path[600];
+    db_path(path, sizeof path, "search_int.db");
+    snprintf(out_path, sizeof out_path, "%s/search_int.json", AS_TEST_TMP_DIR);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        freopen(out_path, "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(AS_CLI_PATH, AS_CLI_PATH, "search", "--model", "alexnet", "--budget", "64",
+              "--batch", "4", "--sw-budget", "64", "--sh-rounds", "2", "--map-budget", "16",
+              "--threads", "2", "--json", "--db", path, (char *)NULL);
+        _exit(127);
+    }
+    int64_t seen = 0;
+    for (int polls = 0; polls < 20000 && seen < 6; polls++) {
+        struct timespec pause = {0, 2000000};
+        nanosleep(&pause, NULL);
+        seen = stored_rows(path);
+    }
+    kill(child, SIGINT);
+    int wst;
+    waitpid(child, &wst, 0);
+    assert_true(WIFEXITED(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+    FILE *f = fopen(out_path, "r");
+    assert_non_null(f);
+    static char json[OUT_BYTES];
+    size_t n = fread(json, 1, sizeof json - 1, f);
+    json[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(json, "\"interrupted\": true"));
+    assert_non_null(strstr(json, "\"pareto\": [\n    {"));
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    const char *bad[] = {
+        "search --algo nope",       "search --budget 0",     "search --space nowhere.yaml",
+        "search --objectives speed", "search --model nomodel", "search --no-db --resume",
+        "search --batch 100",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int status;
+        free(run(bad[i], &status));
+        if (status != 2)
+            fail_msg("'%s' exited %d", bad[i], status);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_sigkill_and_resume),
+        cmocka_unit_test(test_interrupt_keeps_results),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
