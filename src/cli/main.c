@@ -78,7 +78,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (strcmp(command, "--version") == 0) {
-        printf("accelsearch 0.1.0\n");
+        printf("accelsearch %s\n", AS_VERSION);
         return CLI_EXIT_OK;
     }
     if (strcmp(command, "zoo") == 0)

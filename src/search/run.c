@@ -726,7 +726,7 @@ static as_code open_store(run *r, const se_workload *w, int n, as_status *st)
         char summary[160];
         snprintf(summary, sizeof summary, "%s on %s, %s%s, budget %lld", se_algo_name(r->o->algo),
                  r->space->name, w[0].model, n > 1 ? " ..." : "", (long long)r->o->budget);
-        code = store_run_begin(r->db, config, r->o->seed, "0.1.0", summary, &r->run_id, st);
+        code = store_run_begin(r->db, config, r->o->seed, AS_VERSION, summary, &r->run_id, st);
     }
     r->out->run_id = r->run_id;
     return code;
