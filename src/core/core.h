@@ -99,6 +99,19 @@ uint64_t as_hash_bytes(const void *data, size_t n, uint64_t seed);
 bool as_mul_i64(int64_t a, int64_t b, int64_t *result);
 bool as_add_i64(int64_t a, int64_t b, int64_t *result);
 
+/* ------------------------------------------------------- random numbers */
+
+/* splitmix64 (Vigna): advance *state and return its next 64 random bits.
+ * The generator behind every seeded search (mapper, fusion GA, hardware
+ * engines); each builds its streams on it. */
+static inline uint64_t as_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /* ------------------------------------------------------------- files */
 
 /* Read a whole file into malloc'd memory (caller frees).  On failure

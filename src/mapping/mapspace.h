@@ -67,10 +67,7 @@ typedef struct ms_rng {
 /* splitmix64: a stream per seed, and a seed per (seed, index). */
 static inline uint64_t ms_rng_next(ms_rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return as_splitmix64(&r->s);
 }
 
 static inline ms_rng ms_rng_stream(uint64_t seed, uint64_t index)

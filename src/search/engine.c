@@ -51,17 +51,14 @@
 
 /* ---------------------------------------------------------------- random */
 
-/* splitmix64 (Vigna): one stream per (seed, index). */
+/* Streams of core's splitmix64: one per (seed, index). */
 typedef struct rng {
     uint64_t s;
 } rng;
 
 static uint64_t rng_next(rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return as_splitmix64(&r->s);
 }
 
 static rng rng_stream(uint64_t seed, uint64_t index)
