@@ -13,9 +13,10 @@
  */
 #include "search_private.h"
 
+#include "../store/store.h"
+
 #include <math.h>
 #include <omp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,15 +209,18 @@ void se_candidate_release(se_candidate_eval *c)
     for (int k = 0; k < c->n_workloads; k++) {
         fu_search_free(c->search[k]);
         fu_evaluator_free(c->evaluator[k]);
+        fu_plan_free(&c->plan[k]);
+        fu_plan_cost_free(&c->cost[k]);
         c->search[k] = NULL;
         c->evaluator[k] = NULL;
     }
 }
 
-as_code se_candidate_best(const se_candidate_eval *c, int k, fu_plan *plan, fu_plan_cost *cost,
-                          as_status *st)
+/* Inferences per second per watt of TDP at latency_s per inference (0
+ * when either is not positive). */
+static double perf_per_tdp(double latency_s, double power_W)
 {
-    return fu_search_best(c->search[k], plan, cost, st);
+    return latency_s > 0 && power_W > 0 ? 1.0 / (latency_s * power_W) : 0;
 }
 
 void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se_metrics *out)
@@ -227,9 +231,7 @@ void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se
     out->latency_s = cost->latency_s / batch;
     out->energy_pJ = cost->energy_pJ / batch;
     out->edp_Js = out->energy_pJ * 1e-12 * out->latency_s;
-    out->perf_per_tdp = out->latency_s > 0 && out->power_W > 0
-                            ? 1.0 / (out->latency_s * out->power_W)
-                            : 0;
+    out->perf_per_tdp = perf_per_tdp(out->latency_s, out->power_W);
 }
 
 /*
@@ -292,23 +294,21 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
         const double *curve = fu_search_curve(c->search[k], &n_points);
         value[k] = n_points ? curve[n_points - 1] : INFINITY;
         auc[k] = normalised_auc(curve, n_points);
-        fu_plan plan = {0};
-        fu_plan_cost cost = {0};
-        as_code code = fu_search_best(c->search[k], &plan, &cost, st);
+        fu_plan_free(&c->plan[k]);
+        fu_plan_cost_free(&c->cost[k]);
+        as_code code = fu_search_best(c->search[k], &c->plan[k], &c->cost[k], st);
         if (code != AS_OK)
             return code;
-        if (!cost.valid) {
+        if (!c->cost[k].valid) {
             c->feasible = false;
             snprintf(c->reason, sizeof c->reason, "%s: no valid fusion plan: %s",
-                     c->graph[k]->name, cost.reason);
+                     c->graph[k]->name, c->cost[k].reason);
         }
         se_metrics m;
-        se_metrics_of_plan(c, &cost, &m);
+        se_metrics_of_plan(c, &c->cost[k], &m);
         latency[k] = m.latency_s;
         energy[k] = m.energy_pJ;
         edp[k] = m.edp_Js;
-        fu_plan_free(&plan);
-        fu_plan_cost_free(&cost);
     }
     c->spent = budget;
     c->sw_value = combine(value, c->n_workloads, agg);
@@ -316,129 +316,62 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
     c->metrics.latency_s = combine(latency, c->n_workloads, agg);
     c->metrics.energy_pJ = combine(energy, c->n_workloads, agg);
     c->metrics.edp_Js = combine(edp, c->n_workloads, agg);
-    c->metrics.perf_per_tdp = c->metrics.latency_s > 0 && c->metrics.power_W > 0
-                                  ? 1.0 / (c->metrics.latency_s * c->metrics.power_W)
-                                  : 0;
+    c->metrics.perf_per_tdp = perf_per_tdp(c->metrics.latency_s, c->metrics.power_W);
     return AS_OK;
 }
 
 /* ---------------------------------------------------------------- JSON */
 
-/* A growing string; a failed allocation sets failed and drops the rest. */
-typedef struct text {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void text_add(text *t, const char *fmt, ...) AS_PRINTF(2, 3);
-
-static void text_add(text *t, const char *fmt, ...)
+/* Workload k's best plan into f: metrics and groups (op names). */
+static void workload_json(const se_candidate_eval *c, int k, FILE *f)
 {
-    if (t->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = true;
-            return;
-        }
-        if (t->s && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap <= t->len + (size_t)n)
-            cap *= 2;
-        char *s = realloc(t->s, cap);
-        if (!s) {
-            t->failed = true;
-            return;
-        }
-        t->s = s;
-        t->cap = cap;
-    }
-}
-
-/* s as a JSON string (quotes, backslashes and control characters escaped). */
-static void text_string(text *t, const char *s)
-{
-    text_add(t, "\"");
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            text_add(t, "\\%c", ch);
-        else if (ch < 0x20)
-            text_add(t, "\\u%04x", ch);
-        else
-            text_add(t, "%c", ch);
-    }
-    text_add(t, "\"");
-}
-
-/* A finite double as JSON (non-finite values have no JSON form: null). */
-static void text_double(text *t, const char *key, double v)
-{
-    if (isfinite(v))
-        text_add(t, "\"%s\":%.17g,", key, v);
-    else
-        text_add(t, "\"%s\":null,", key);
-}
-
-/* Workload k's best plan: metrics and groups (op names) into t. */
-static as_code workload_json(const se_candidate_eval *c, int k, text *t, as_status *st)
-{
-    fu_plan plan = {0};
-    fu_plan_cost cost = {0};
-    as_code code = fu_search_best(c->search[k], &plan, &cost, st);
-    if (code != AS_OK)
-        return code;
     const wl_graph *g = c->graph[k];
+    const fu_plan *plan = &c->plan[k];
+    const fu_plan_cost *cost = &c->cost[k];
     se_metrics m;
-    se_metrics_of_plan(c, &cost, &m);
-    text_add(t, "{\"model\":");
-    text_string(t, g->name);
-    text_add(t, ",\"batch\":%lld,\"valid\":%s,", (long long)c->batch, cost.valid ? "true" : "false");
-    text_double(t, "latency_s", m.latency_s);
-    text_double(t, "energy_pJ", m.energy_pJ);
-    text_add(t, "\"cycles\":%lld,\"dram_bytes\":%lld,\"groups\":[", (long long)cost.cycles,
-             (long long)cost.dram_bytes);
-    for (int32_t gid = 0; gid < plan.n_groups; gid++) {
-        text_add(t, "%s[", gid ? "," : "");
+    se_metrics_of_plan(c, cost, &m);
+    fputs("{\"model\":", f);
+    store_json_string(f, g->name);
+    fprintf(f, ",\"batch\":%lld,\"valid\":%s,\"latency_s\":", (long long)c->batch,
+            cost->valid ? "true" : "false");
+    store_json_number(f, m.latency_s);
+    fputs(",\"energy_pJ\":", f);
+    store_json_number(f, m.energy_pJ);
+    fprintf(f, ",\"cycles\":%lld,\"dram_bytes\":%lld,\"groups\":[", (long long)cost->cycles,
+            (long long)cost->dram_bytes);
+    for (int32_t gid = 0; gid < plan->n_groups; gid++) {
+        fputs(gid ? ",[" : "[", f);
         bool first = true;
-        for (int32_t op = 0; op < plan.n_ops; op++)
-            if (plan.group[op] == gid) {
-                text_add(t, "%s", first ? "" : ",");
-                text_string(t, g->ops[op].name);
+        for (int32_t op = 0; op < plan->n_ops; op++)
+            if (plan->group[op] == gid) {
+                fputs(first ? "" : ",", f);
+                store_json_string(f, g->ops[op].name);
                 first = false;
             }
-        text_add(t, "]");
+        fputs("]", f);
     }
-    text_add(t, "]}");
-    fu_plan_free(&plan);
-    fu_plan_cost_free(&cost);
-    return AS_OK;
+    fputs("]}", f);
 }
 
 char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st)
 {
-    text t = {0};
-    text_add(&t, "{\"workloads\":[");
-    for (int k = 0; c->feasible && k < c->n_workloads; k++) {
-        text_add(&t, "%s", k ? "," : "");
-        if (workload_json(c, k, &t, st) != AS_OK) {
-            free(t.s);
-            return NULL;
-        }
-    }
-    text_add(&t, "]}");
-    if (t.failed) {
-        free(t.s);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) {
         as_fail(st, AS_ENOMEM, "out of memory for a candidate's details");
         return NULL;
     }
-    return t.s;
+    fputs("{\"workloads\":[", f);
+    for (int k = 0; c->feasible && k < c->n_workloads; k++) {
+        fputs(k ? "," : "", f);
+        workload_json(c, k, f);
+    }
+    fputs("]}", f);
+    if (ferror(f) | fclose(f)) {
+        free(text);
+        as_fail(st, AS_ENOMEM, "out of memory for a candidate's details");
+        return NULL;
+    }
+    return text;
 }

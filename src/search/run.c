@@ -38,7 +38,6 @@
 #include <string.h>
 
 #define STEPS_PER_ROUND0 8   /* search steps in the first round's budget */
-#define FRONT_JSON_BYTES 512 /* per front point */
 
 /* ---------------------------------------------------------- objectives */
 
@@ -477,29 +476,43 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
     return AS_OK;
 }
 
-/* The front as JSON (an array of points) into a malloc'd string. */
+/* The front as JSON (an array of points) into a malloc'd string; NULL
+ * when out of memory. */
 static char *front_json(const run *r)
 {
     const se_result *out = r->out;
-    size_t size = (size_t)(out->n_front + 1) * (FRONT_JSON_BYTES + 1024) + 8;
-    char *s = malloc(size);
-    if (!s)
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
         return NULL;
-    size_t len = (size_t)snprintf(s, size, "[");
+    fputs("[", f);
     for (int64_t k = 0; k < out->n_front; k++) {
         const se_candidate *c = &out->candidates[out->front[k]];
         char params[1024];
         se_point_params_json(r->space, &c->point, params, sizeof params);
-        len += (size_t)snprintf(s + len, size - len,
-                                "%s{\"iteration\":%lld,\"slot\":%d,\"params\":%s,"
-                                "\"latency_s\":%.17g,\"energy_pJ\":%.17g,\"area_mm2\":%.17g,"
-                                "\"power_W\":%.17g,\"edp\":%.17g,\"perf_per_tdp\":%.17g}",
-                                k ? "," : "", (long long)c->iteration, c->slot, params,
-                                c->metrics.latency_s, c->metrics.energy_pJ, c->metrics.area_mm2,
-                                c->metrics.power_W, c->metrics.edp_Js, c->metrics.perf_per_tdp);
+        fprintf(f, "%s{\"iteration\":%lld,\"slot\":%d,\"params\":%s", k ? "," : "",
+                (long long)c->iteration, c->slot, params);
+        const struct {
+            const char *key;
+            double value;
+        } number[] = {
+            {"latency_s", c->metrics.latency_s}, {"energy_pJ", c->metrics.energy_pJ},
+            {"area_mm2", c->metrics.area_mm2},   {"power_W", c->metrics.power_W},
+            {"edp", c->metrics.edp_Js},          {"perf_per_tdp", c->metrics.perf_per_tdp},
+        };
+        for (size_t i = 0; i < sizeof number / sizeof number[0]; i++) {
+            fprintf(f, ",\"%s\":", number[i].key);
+            store_json_number(f, number[i].value);
+        }
+        fputs("}", f);
     }
-    snprintf(s + len, size - len, "]");
-    return s;
+    fputs("]", f);
+    if (ferror(f) | fclose(f)) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 /* After iteration it: the front, its hypervolume on the curve, the store. */
@@ -641,13 +654,16 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
         if (code == AS_OK)
             code = se_candidate_advance(&e, r->final_budget, r->o->aggregate, &r->sw, st);
-        if (code == AS_OK && e.search[0])
-            code = se_candidate_best(&e, 0, &w->plan, &w->cost, st);
         if (code == AS_OK) {
             w->feasible = e.feasible;
             snprintf(w->reason, sizeof w->reason, "%s", e.reason);
             w->metrics = e.metrics;
             w->graph = e.graph[0];
+            /* The result takes the plan and its cost over from e. */
+            w->plan = e.plan[0];
+            w->cost = e.cost[0];
+            memset(&e.plan[0], 0, sizeof e.plan[0]);
+            memset(&e.cost[0], 0, sizeof e.cost[0]);
         }
         se_candidate_release(&e);
     }

@@ -53,6 +53,8 @@ typedef struct se_candidate_eval {
     fu_evaluator *evaluator[SE_MAX_WORKLOADS];
     fu_search *search[SE_MAX_WORKLOADS];
     int64_t spent;                      /* plans per workload so far */
+    fu_plan plan[SE_MAX_WORKLOADS];     /* each workload's best plan after the last advance */
+    fu_plan_cost cost[SE_MAX_WORKLOADS];/*   and its cost (freed by se_candidate_release) */
     /* After the last advance: */
     se_metrics metrics;
     double sw_value, sw_auc;
@@ -63,21 +65,18 @@ typedef struct se_candidate_eval {
 as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p,
                           se_models *m, const int *workloads, int n_workloads,
                           const se_sw_options *o, as_status *st);
-/* Step every workload's search to `budget` plans in total and take the
- * metrics of the best plans (aggregated over the workloads); a workload
- * without any valid plan makes the candidate infeasible. */
+/* Step every workload's search to `budget` plans in total, keep each
+ * one's best plan and cost (c->plan, c->cost) and take their metrics
+ * (aggregated over the workloads); a workload without any valid plan
+ * makes the candidate infeasible. */
 as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
                              const se_sw_options *o, as_status *st);
 void se_candidate_release(se_candidate_eval *c);
-/* The best plan of workload k (index into c->workload) and its cost
- * (caller frees both). */
-as_code se_candidate_best(const se_candidate_eval *c, int k, fu_plan *plan, fu_plan_cost *cost,
-                          as_status *st);
 /* The metrics of one workload's plan cost on c's design (per inference). */
 void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se_metrics *out);
 
-/* Per-workload results of c as JSON (names, metrics, fusion groups by op
- * name) into a malloc'd string; NULL when out of memory. */
+/* Per-workload results of c's kept plans as JSON (names, metrics, fusion
+ * groups by op name) into a malloc'd string; NULL when out of memory. */
 char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st);
 
 #endif

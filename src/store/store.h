@@ -125,6 +125,16 @@ as_code store_last_front(store *s, int64_t run_id, int64_t *iteration, double *h
 as_code store_hypervolume_curve(store *s, int64_t run_id, int64_t **evaluations,
                                 double **hypervolume, int64_t *n, as_status *st);
 
+/* ------------------------------------------------------------ JSON text */
+
+/* What the exports write, for the JSON text that rows and fronts carry
+ * (params_json, detail_json, front_json), so that both agree: s as a JSON
+ * string (quotes, backslashes and control characters escaped), and v as a
+ * JSON number in the fewest digits that read back exactly (null when v is
+ * not finite: JSON has no inf or NaN). */
+void store_json_string(FILE *f, const char *s);
+void store_json_number(FILE *f, double v);
+
 /* ----------------------------------------------------------------- export */
 
 typedef enum store_format { STORE_JSON, STORE_CSV } store_format;

@@ -43,15 +43,13 @@ static const char *format_double(char buf[32], double v)
     return buf;
 }
 
-/* v as a JSON number, null when it is not finite. */
-static void json_real(FILE *f, double v)
+void store_json_number(FILE *f, double v)
 {
     char number[32];
     fputs(isfinite(v) ? format_double(number, v) : "null", f);
 }
 
-/* s as a JSON string. */
-static void json_string(FILE *f, const char *s)
+void store_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -101,12 +99,12 @@ static void write_field(FILE *f, const store_row *row, const store_column *c, st
         break;
     case STORE_KIND_REAL:
         if (format == STORE_JSON)
-            json_real(f, store_field_real(row, c));
+            store_json_number(f, store_field_real(row, c));
         else
             fputs(format_double(number, store_field_real(row, c)), f);
         break;
     case STORE_KIND_TEXT:
-        (format == STORE_JSON ? json_string : csv_string)(f, store_field_text(row, c));
+        (format == STORE_JSON ? store_json_string : csv_string)(f, store_field_text(row, c));
         break;
     case STORE_KIND_JSON:
         fputs(store_field_text(row, c), f);
@@ -156,7 +154,7 @@ static bool json_front(void *user, int64_t iteration, int64_t evaluations, doubl
     fprintf(x->out,
             "{\"iteration\": %lld, \"evaluations\": %lld, \"hypervolume\": ", (long long)iteration,
             (long long)evaluations);
-    json_real(x->out, hypervolume);
+    store_json_number(x->out, hypervolume);
     fprintf(x->out, ", \"front_json\": %s}", front_json);
     return !ferror(x->out);
 }
@@ -165,17 +163,17 @@ static bool json_front(void *user, int64_t iteration, int64_t evaluations, doubl
 static void json_run(FILE *f, const store_run *r)
 {
     fprintf(f, "  \"run\": {\"id\": %lld, \"created\": ", (long long)r->id);
-    json_string(f, r->created);
+    store_json_string(f, r->created);
     fputs(", \"version\": ", f);
-    json_string(f, r->version);
+    store_json_string(f, r->version);
     fprintf(f, ", \"seed\": %llu, \"state\": ", (unsigned long long)r->seed);
-    json_string(f, store_state_name(r->state));
+    store_json_string(f, store_state_name(r->state));
     fputs(", \"summary\": ", f);
-    json_string(f, r->summary);
+    store_json_string(f, r->summary);
     fprintf(f, ", \"n_rows\": %lld, \"n_candidates\": %lld, \"n_iterations\": %lld",
             (long long)r->n_rows, (long long)r->n_candidates, (long long)r->n_iterations);
     fputs(", \"hypervolume\": ", f);
-    json_real(f, r->hypervolume);
+    store_json_number(f, r->hypervolume);
     fputs("},\n", f);
 }
 
@@ -188,7 +186,7 @@ static as_code export_json(store *s, const store_run *run, FILE *f, as_status *s
     fputs("{\n", f);
     json_run(f, run);
     fputs("  \"config\": ", f);
-    json_string(f, config);
+    store_json_string(f, config);
     free(config);
     fputs(",\n  \"rows\": [", f);
     json_export x = {.out = f};
