@@ -13,34 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-enum { OUT_BYTES = 1 << 22 };
-
-typedef struct run_result {
-    int status;
-    char *out;      /* stdout */
-    char err[4096]; /* stderr */
-} run_result;
-
-/* Run `accelsearch ARGS` through the shell, capturing stdout and stderr. */
-static void run(run_result *r, const char *args)
-{
-    char cmd[2048], err_path[512];
-    snprintf(err_path, sizeof err_path, "%s/cli_stderr.txt", AS_TEST_TMP_DIR);
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", AS_CLI_PATH, args, err_path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    r->out = calloc(OUT_BYTES, 1);
-    assert_non_null(r->out);
-    size_t n = fread(r->out, 1, OUT_BYTES - 1, p);
-    r->out[n] = '\0';
-    int st = pclose(p);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    FILE *e = fopen(err_path, "r");
-    assert_non_null(e);
-    n = fread(r->err, 1, sizeof r->err - 1, e);
-    r->err[n] = '\0';
-    fclose(e);
-}
+#include "cli_run.h"
 
 static int count_lines(const char *s)
 {

@@ -18,57 +18,26 @@
 
 #include "store/store.h"
 
-enum { OUT_BYTES = 1 << 20 };
+#include "cli_run.h"
 
-typedef struct run_result {
-    int status;
-    char *out;      /* stdout */
-    char err[4096]; /* stderr */
-} run_result;
-
-/* Run `accelsearch ARGS` (ARGS from fmt) through the shell, in directory
- * cwd (NULL: this one), capturing stdout and stderr. */
-static void run(run_result *r, const char *cwd, const char *fmt, ...)
+/* Run `accelsearch ARGS` (ARGS from fmt) in directory cwd (NULL: this
+ * one). */
+static void runf(run_result *r, const char *cwd, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void run(run_result *r, const char *cwd, const char *fmt, ...)
+static void runf(run_result *r, const char *cwd, const char *fmt, ...)
 {
-    char args[2048], cmd[3072], err_path[512];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(err_path, sizeof err_path, "%s/cli_runs_stderr.txt", AS_TEST_TMP_DIR);
-    snprintf(cmd, sizeof cmd, "%s%s%s'%s' %s 2>'%s'", cwd ? "cd '" : "", cwd ? cwd : "",
-             cwd ? "' && " : "", AS_CLI_PATH, args, err_path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    r->out = calloc(OUT_BYTES, 1);
-    assert_non_null(r->out);
-    size_t n = fread(r->out, 1, OUT_BYTES - 1, p);
-    r->out[n] = '\0';
-    int st = pclose(p);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    FILE *e = fopen(err_path, "r");
-    assert_non_null(e);
-    n = fread(r->err, 1, sizeof r->err - 1, e);
-    r->err[n] = '\0';
-    fclose(e);
+    run_in(r, cwd, args);
 }
 
 static void expect_in(const char *text, const char *what)
 {
     if (!strstr(text, what))
         fail_msg("expected '%s' in:\n%s", what, text);
-}
-
-static void remove_store(const char *path)
-{
-    char side[700];
-    remove(path);
-    snprintf(side, sizeof side, "%s-wal", path);
-    remove(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    remove(side);
 }
 
 static const char front_json[] =
@@ -147,7 +116,7 @@ static void test_list(void **state)
 {
     (void)state;
     run_result r;
-    run(&r, NULL, "runs list --db '%s'", db);
+    runf(&r, NULL, "runs list --db '%s'", db);
     assert_int_equal(r.status, 0);
     char line[512], created[64], run_state[32];
     long long id, rows, candidates, iterations;
@@ -168,7 +137,7 @@ static void test_list(void **state)
     expect_in(line, "random, tiny space, vgg16, budget 2");
     free(r.out);
 
-    run(&r, NULL, "runs list --json --db '%s'", db);
+    runf(&r, NULL, "runs list --json --db '%s'", db);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "\"id\": 1,");
     expect_in(r.out, "\"state\": \"finished\",");
@@ -181,14 +150,14 @@ static void test_show(void **state)
 {
     (void)state;
     run_result r;
-    run(&r, NULL, "runs show --db '%s'", db); /* the newest */
+    runf(&r, NULL, "runs show --db '%s'", db); /* the newest */
     assert_int_equal(r.status, 0);
     expect_in(r.out, "run 2, running, created ");
     expect_in(r.out, "configuration:\n  algo: random\n");
     expect_in(r.out, "no front stored yet");
     free(r.out);
 
-    run(&r, NULL, "runs show 1 --db '%s'", db);
+    runf(&r, NULL, "runs show 1 --db '%s'", db);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "run 1, finished, created ");
     expect_in(r.out, "by accelsearch 0.1.0\n");
@@ -216,7 +185,7 @@ static void test_show(void **state)
     line_starting(r.out, "            3          0.75", line, sizeof line);
     free(r.out);
 
-    run(&r, NULL, "runs show 1 --json --db '%s'", db);
+    runf(&r, NULL, "runs show 1 --json --db '%s'", db);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "\"summary\": \"casco, tiny space, resnet50, budget 4\"");
     expect_in(r.out, "\"config\": \"algo: casco\\u000aspace: tiny\\u000a\"");
@@ -232,7 +201,7 @@ static void test_export(void **state)
 {
     (void)state;
     run_result r;
-    run(&r, NULL, "runs export 1 --format csv --db '%s'", db);
+    runf(&r, NULL, "runs export 1 --format csv --db '%s'", db);
     assert_int_equal(r.status, 0);
     const char *header = "iteration,slot,round,point,feasible,reason,sw_budget,sw_value,sw_auc,"
                          "latency_s,energy_pJ,area_mm2,power_W,edp_Js,perf_per_tdp,pe_x,glb\r\n";
@@ -244,7 +213,7 @@ static void test_export(void **state)
     char out[600];
     snprintf(out, sizeof out, "%s/cli_runs_export.json", AS_TEST_TMP_DIR);
     remove(out);
-    run(&r, NULL, "runs export --format json -o '%s' --db '%s'", out, db);
+    runf(&r, NULL, "runs export --format json -o '%s' --db '%s'", out, db);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "");
     free(r.out);
@@ -263,7 +232,7 @@ static void test_export(void **state)
 static void expect_usage_error(const char *args, const char *message)
 {
     run_result r;
-    run(&r, NULL, "%s", args);
+    runf(&r, NULL, "%s", args);
     if (r.status != 2)
         fail_msg("'%s' exited %d (stderr: %s)", args, r.status, r.err);
     expect_in(r.err, message);
@@ -313,7 +282,7 @@ static void test_errors(void **state)
     expect_usage_error(args, "not a database");
 
     run_result r;
-    run(&r, NULL, "runs --help");
+    runf(&r, NULL, "runs --help");
     assert_int_equal(r.status, 0);
     expect_in(r.out, "usage: accelsearch runs list");
     expect_in(r.out, "--format");
@@ -331,14 +300,14 @@ static void test_default_db(void **state)
     snprintf(path, sizeof path, "%s/accelsearch.db", dir);
     remove_store(path);
     run_result r;
-    run(&r, dir, "runs list");
+    runf(&r, dir, "runs list");
     assert_int_equal(r.status, 2);
     expect_in(r.err, "accelsearch.db");
     assert_int_not_equal(access(path, F_OK), 0);
     free(r.out);
 
     make_store(path);
-    run(&r, dir, "runs list");
+    runf(&r, dir, "runs list");
     assert_int_equal(r.status, 0);
     expect_in(r.out, "random, tiny space, vgg16, budget 2");
     free(r.out);

@@ -21,38 +21,17 @@
 
 #include "store/store.h"
 
-enum { OUT_BYTES = 1 << 22 };
+#include "cli_run.h"
 
 #define SMALL_RUN                                                                                  \
     "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "   \
     "--seed 3 --threads 2"
 
-/* Run `accelsearch ARGS` through the shell; stdout into a malloc'd
- * string, the exit status into *status. */
-static char *run(const char *args, int *status)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", AS_CLI_PATH, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char *out = calloc(OUT_BYTES, 1);
-    assert_non_null(out);
-    size_t n = fread(out, 1, OUT_BYTES - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
-}
-
+/* A fresh store path in the test directory (any old store removed). */
 static void db_path(char *buf, size_t size, const char *name)
 {
     snprintf(buf, size, "%s/%s", AS_TEST_TMP_DIR, name);
-    unlink(buf);
-    char side[600];
-    snprintf(side, sizeof side, "%s-wal", buf);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", buf);
-    unlink(side);
+    remove_store(buf);
 }
 
 typedef struct rows {
@@ -113,10 +92,10 @@ static void test_sigkill_and_resume(void **state)
     char whole[512], killed[512], args[2048];
     db_path(whole, sizeof whole, "search_whole.db");
     db_path(killed, sizeof killed, "search_killed.db");
-    int status;
+    run_result expected;
     snprintf(args, sizeof args, SMALL_RUN " --json --db '%s'", whole);
-    char *expected = run(args, &status);
-    assert_int_equal(status, 0);
+    run(&expected, args);
+    assert_int_equal(expected.status, 0);
 
     /* The same run, killed once a few candidate rounds are stored. */
     pid_t child = fork();
@@ -144,12 +123,13 @@ static void test_sigkill_and_resume(void **state)
     assert_true(before.n >= 5);
 
     snprintf(args, sizeof args, SMALL_RUN " --json --resume --db '%s'", killed);
-    char *resumed = run(args, &status);
-    assert_int_equal(status, 0);
-    assert_string_equal(result_part(resumed), result_part(expected));
+    run_result resumed;
+    run(&resumed, args);
+    assert_int_equal(resumed.status, 0);
+    assert_string_equal(result_part(resumed.out), result_part(expected.out));
     /* The resumed run took what the killed one stored. */
-    assert_non_null(strstr(resumed, "\"rounds_loaded\": "));
-    assert_null(strstr(resumed, "\"rounds_loaded\": 0,"));
+    assert_non_null(strstr(resumed.out, "\"rounds_loaded\": "));
+    assert_null(strstr(resumed.out, "\"rounds_loaded\": 0,"));
 
     /* Nothing lost, nothing stored twice: the same rows as the whole run,
      * bit for bit, and the rows from before the kill unchanged. */
@@ -174,10 +154,12 @@ static void test_sigkill_and_resume(void **state)
         assert_true(found);
     }
     /* A finished run is not resumable. */
-    free(run(args, &status));
-    assert_int_equal(status, 2);
-    free(expected);
-    free(resumed);
+    run_result again;
+    run(&again, args);
+    assert_int_equal(again.status, 2);
+    free(again.out);
+    free(expected.out);
+    free(resumed.out);
 }
 
 /* SIGINT (Ctrl-C) stops the run, which prints what it found and exits 0. */
@@ -210,7 +192,7 @@ static void test_interrupt_keeps_results(void **state)
     assert_int_equal(WEXITSTATUS(wst), 0);
     FILE *f = fopen(out_path, "r");
     assert_non_null(f);
-    static char json[OUT_BYTES];
+    static char json[CLI_OUT_BYTES];
     size_t n = fread(json, 1, sizeof json - 1, f);
     json[n] = '\0';
     fclose(f);
@@ -227,10 +209,11 @@ static void test_bad_options(void **state)
         "search --batch 100",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int status;
-        free(run(bad[i], &status));
-        if (status != 2)
-            fail_msg("'%s' exited %d", bad[i], status);
+        run_result r;
+        run(&r, bad[i]);
+        free(r.out);
+        if (r.status != 2)
+            fail_msg("'%s' exited %d", bad[i], r.status);
     }
 }
 
