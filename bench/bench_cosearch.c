@@ -67,8 +67,8 @@ int main(int argc, char **argv)
     }
     printf("edge space, %lld candidates in batches of %d, %lld plans per candidate, %d threads\n",
            (long long)budget, BATCH, (long long)sw_budget, THREADS);
-    printf("%-14s %-7s %4s %10s %12s %12s %8s %8s\n", "model", "engine", "seed", "HV",
-           "best EDP", "chosen EDP", "rounds", "seconds");
+    printf("%-14s %-7s %4s %10s %12s %12s %8s %8s\n", "model", "engine", "seed", "HV", "best EDP",
+           "chosen EDP", "rounds", "seconds");
     for (int m = 0; m < n_models; m++) {
         double mean[SE_N_ALGOS] = {0};
         for (int a = 0; a < SE_N_ALGOS; a++)

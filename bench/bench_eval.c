@@ -29,7 +29,7 @@ int main(int argc, char **argv)
     char model[1024], ert[1024], art[1024];
     static map_timeloop_case c;
     static map_eval e;
-    as_status st = { 0 };
+    as_status st = {0};
 
     snprintf(model, sizeof model, "%s/model-input.yaml", dir);
     snprintf(ert, sizeof ert, "%s/ERT.yaml", dir);

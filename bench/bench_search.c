@@ -22,10 +22,10 @@ static const struct {
     const char *name;
     double timeloop_edp; /* J * cycles, README.md */
 } CASES[] = {
-    { "eyeriss_like", 305.92 },
-    { "simba_like", 1253.89 },
-    { "simple_output_stationary", 8702.50 },
-    { "simple_weight_stationary", 7000.60 },
+    {"eyeriss_like", 305.92},
+    {"simba_like", 1253.89},
+    {"simple_output_stationary", 8702.50},
+    {"simple_weight_stationary", 7000.60},
 };
 
 /* Run one search to its end; prints one line. */
@@ -37,7 +37,7 @@ static int run(const map_mapper_case *c, map_algorithm algo, int threads, double
     if (algo == MAP_ALGO_HEURISTIC)
         o.search_size = o.victory_condition = 0;
     o.timeout_seconds = 30;
-    as_status st = { 0 };
+    as_status st = {0};
     map_search *s;
     double t0 = omp_get_wtime();
     if (map_search_init(&s, &c->model.arch, &c->model.problem, &o, &st) != AS_OK) {
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
         snprintf(input, sizeof input, MAPPER_DIR "%s/mapper-input.yaml", CASES[i].name);
         snprintf(ert, sizeof ert, MAPPER_DIR "%s/ERT.yaml", CASES[i].name);
         snprintf(art, sizeof art, MAPPER_DIR "%s/ART.yaml", CASES[i].name);
-        as_status st = { 0 };
+        as_status st = {0};
         if (map_timeloop_load_mapper(input, ert, art, &c, &st) != AS_OK) {
             fprintf(stderr, "%s: %s\n", CASES[i].name, st.message);
             failures++;

@@ -27,8 +27,8 @@ static inline void run_in(run_result *r, const char *cwd, const char *args)
 {
     char cmd[4096], err_path[512];
     snprintf(err_path, sizeof err_path, "%s/cli_stderr.%ld.txt", AS_TEST_TMP_DIR, (long)getpid());
-    int n_cmd = snprintf(cmd, sizeof cmd, "%s%s%s'%s' %s 2>'%s'", cwd ? "cd '" : "",
-                         cwd ? cwd : "", cwd ? "' && " : "", AS_CLI_PATH, args, err_path);
+    int n_cmd = snprintf(cmd, sizeof cmd, "%s%s%s'%s' %s 2>'%s'", cwd ? "cd '" : "", cwd ? cwd : "",
+                         cwd ? "' && " : "", AS_CLI_PATH, args, err_path);
     assert_true(n_cmd > 0 && (size_t)n_cmd < sizeof cmd); /* the whole command, not cut */
     FILE *p = popen(cmd, "r");
     assert_non_null(p);

@@ -77,8 +77,8 @@ static const struct {
     const char *preset;
     int node_nm;
     double clock_hz;
-    int64_t macs;         /* MAC units in the design */
-    int rows, cols;       /* of one compute instance */
+    int64_t macs;   /* MAC units in the design */
+    int rows, cols; /* of one compute instance */
     arch_compute_kind kind;
 } PRESET_SHAPES[] = {
     {"eyeriss", 65, 200e6, 12 * 14, 1, 1, ARCH_COMPUTE_MAC},
@@ -142,8 +142,10 @@ static void test_preset_key_numbers(void **state)
     }
     /* Published peak throughputs, 2 ops per MAC: Coral 4 TOPS; TPU v3
      * 123 TFLOPS per chip of 2 cores; Simba 128 TOPS over 36 chiplets. */
-    struct { const char *preset; double ops_per_s, copies; } peaks[] = {
-        {"edgetpu", 4e12, 1}, {"tpu_v3", 123e12, 2}, {"simba", 128e12, 36}};
+    struct {
+        const char *preset;
+        double ops_per_s, copies;
+    } peaks[] = {{"edgetpu", 4e12, 1}, {"tpu_v3", 123e12, 2}, {"simba", 128e12, 36}};
     for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++) {
         arch_spec a = build(peaks[i].preset);
         double macs = (double)a.compute.instances * a.compute.rows * a.compute.cols;
@@ -179,9 +181,9 @@ static void test_published_anchors(void **state)
 {
     (void)state;
     /* Horowitz ISSCC 2014: MAC = multiplier + accumulator adder. */
-    assert_near(arch_mac_pJ(8, false, 45), 0.2 + 0.1, 1e-12);   /* int8 x, int32 + */
-    assert_near(arch_mac_pJ(32, true, 45), 3.7 + 0.9, 1e-12);   /* fp32 x, fp32 + */
-    assert_near(arch_mac_pJ(16, true, 45), 1.1 + 0.9, 1e-12);   /* fp16 x, fp32 + */
+    assert_near(arch_mac_pJ(8, false, 45), 0.2 + 0.1, 1e-12); /* int8 x, int32 + */
+    assert_near(arch_mac_pJ(32, true, 45), 3.7 + 0.9, 1e-12); /* fp32 x, fp32 + */
+    assert_near(arch_mac_pJ(16, true, 45), 1.1 + 0.9, 1e-12); /* fp16 x, fp32 + */
     assert_near(arch_mac_area_um2(8, false, 45), 282 + 137, 1e-12);
     assert_near(arch_mac_area_um2(32, true, 45), 7700 + 4184, 1e-12);
     /* Horowitz: 64-bit SRAM accesses 8 KB 10 pJ, 32 KB 20 pJ, 1 MB 100 pJ;
@@ -225,15 +227,22 @@ static void test_tables_are_monotonic(void **state)
         assert_true(arch_regfile_access_pJ(bytes * 2, 16, 28) >
                     arch_regfile_access_pJ(bytes, 16, 28));
         assert_true(arch_sram_area_um2(bytes * 2, 64, 28) > arch_sram_area_um2(bytes, 64, 28));
-        assert_true(arch_regfile_area_um2(bytes * 2, 16, 28) > arch_regfile_area_um2(bytes, 16, 28));
+        assert_true(arch_regfile_area_um2(bytes * 2, 16, 28) >
+                    arch_regfile_area_um2(bytes, 16, 28));
         assert_true(arch_sram_access_pJ(bytes, 128, 28) > arch_sram_access_pJ(bytes, 64, 28));
         assert_true(arch_regfile_access_pJ(bytes, 32, 28) > arch_regfile_access_pJ(bytes, 16, 28));
     }
     /* Wider MACs cost more: int4 < int8 < int16 < int32, and
      * fp8 < bf16 < fp16 < fp32 < fp64, int16 < fp16. */
-    struct { int bits; arch_number number; } order[][5] = {
+    struct {
+        int bits;
+        arch_number number;
+    } order[][5] = {
         {{4, ARCH_NUMBER_INT}, {8, ARCH_NUMBER_INT}, {16, ARCH_NUMBER_INT}, {32, ARCH_NUMBER_INT}},
-        {{8, ARCH_NUMBER_FP}, {16, ARCH_NUMBER_BF16}, {16, ARCH_NUMBER_FP}, {32, ARCH_NUMBER_FP},
+        {{8, ARCH_NUMBER_FP},
+         {16, ARCH_NUMBER_BF16},
+         {16, ARCH_NUMBER_FP},
+         {32, ARCH_NUMBER_FP},
          {64, ARCH_NUMBER_FP}},
         {{16, ARCH_NUMBER_INT}, {16, ARCH_NUMBER_FP}},
     };
@@ -251,7 +260,8 @@ static void test_tables_are_monotonic(void **state)
         assert_true(arch_node_energy_scale(small) < arch_node_energy_scale(big));
         assert_true(arch_node_area_scale(small) < arch_node_area_scale(big));
         assert_true(arch_mac_pJ(8, false, small) < arch_mac_pJ(8, false, big));
-        assert_true(arch_sram_access_pJ(64 * KiB, 64, small) < arch_sram_access_pJ(64 * KiB, 64, big));
+        assert_true(arch_sram_access_pJ(64 * KiB, 64, small) <
+                    arch_sram_access_pJ(64 * KiB, 64, big));
         assert_true(arch_wire_pJ_per_bit_mm(small) < arch_wire_pJ_per_bit_mm(big));
     }
     /* DRAM per bit: HBM2 < LPDDR4 < GDDR5 < DDR4 < DDR3. */
@@ -263,7 +273,10 @@ static void test_tables_are_monotonic(void **state)
 /* Stillmaker & Baas 2017, restated: energy polynomial of a node at V. */
 static double stillmaker_energy(int nm, double v)
 {
-    static const struct { int nm; double a, b, c; } rows[] = {
+    static const struct {
+        int nm;
+        double a, b, c;
+    } rows[] = {
         {7, 0.1776, -0.09097, 0.02447}, {16, 0.2958, -0.1241, 0.03024},
         {20, 0.373, -0.1582, 0.04104},  {32, 0.9559, -0.7823, 0.471},
         {45, 1.103, -0.362, 0.2767},    {65, 3.755, -4.398, 1.975},
@@ -300,14 +313,18 @@ static void test_node_rule(void **state)
     for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
         int n = nodes[i];
         double e = arch_node_energy_scale(n), a = arch_node_area_scale(n);
-        assert_near(arch_sram_access_pJ(40 * KiB, 128, n), e * arch_sram_access_pJ(40 * KiB, 128, 45), 1e-9);
-        assert_near(arch_regfile_access_pJ(100, 16, n), e * arch_regfile_access_pJ(100, 16, 45), 1e-9);
+        assert_near(arch_sram_access_pJ(40 * KiB, 128, n),
+                    e * arch_sram_access_pJ(40 * KiB, 128, 45), 1e-9);
+        assert_near(arch_regfile_access_pJ(100, 16, n), e * arch_regfile_access_pJ(100, 16, 45),
+                    1e-9);
         assert_near(arch_mac_number_pJ(16, ARCH_NUMBER_BF16, n),
                     e * arch_mac_number_pJ(16, ARCH_NUMBER_BF16, 45), 1e-9);
         assert_near(arch_mac_pJ(8, false, n), e * arch_mac_pJ(8, false, 45), 1e-9);
         assert_near(arch_wire_pJ_per_bit_mm(n), e * arch_wire_pJ_per_bit_mm(45), 1e-9);
-        assert_near(arch_sram_area_um2(40 * KiB, 128, n), a * arch_sram_area_um2(40 * KiB, 128, 45), 1e-9);
-        assert_near(arch_regfile_area_um2(100, 16, n), a * arch_regfile_area_um2(100, 16, 45), 1e-9);
+        assert_near(arch_sram_area_um2(40 * KiB, 128, n), a * arch_sram_area_um2(40 * KiB, 128, 45),
+                    1e-9);
+        assert_near(arch_regfile_area_um2(100, 16, n), a * arch_regfile_area_um2(100, 16, 45),
+                    1e-9);
         assert_near(arch_mac_area_um2(32, true, n), a * arch_mac_area_um2(32, true, 45), 1e-9);
     }
 }
@@ -352,17 +369,41 @@ static arch_spec tiny_design(void)
     a.cycle_seconds = 1e-9;
     a.native_batch = 1;
     a.n_levels = 2;
-    a.level[0] = (arch_level){.name = "buf", .cls = ARCH_CLASS_SRAM, .size_words = 64, .word_bits = 8,
-                              .block_size = 2, .cluster_size = 1, .instances = 4, .mesh_x = 2,
-                              .mesh_y = 2, .multiple_buffering = 1, .read_bandwidth = 4,
-                              .write_bandwidth = 2, .energy = {3, 1, 1, 0.5}, .area_um2 = 1000};
-    a.level[1] = (arch_level){.name = "mem", .cls = ARCH_CLASS_DRAM, .word_bits = 8, .block_size = 8,
-                              .cluster_size = 1, .instances = 1, .mesh_x = 1, .mesh_y = 1,
-                              .multiple_buffering = 1, .shared_bandwidth = 16,
+    a.level[0] = (arch_level){.name = "buf",
+                              .cls = ARCH_CLASS_SRAM,
+                              .size_words = 64,
+                              .word_bits = 8,
+                              .block_size = 2,
+                              .cluster_size = 1,
+                              .instances = 4,
+                              .mesh_x = 2,
+                              .mesh_y = 2,
+                              .multiple_buffering = 1,
+                              .read_bandwidth = 4,
+                              .write_bandwidth = 2,
+                              .energy = {3, 1, 1, 0.5},
+                              .area_um2 = 1000};
+    a.level[1] = (arch_level){.name = "mem",
+                              .cls = ARCH_CLASS_DRAM,
+                              .word_bits = 8,
+                              .block_size = 8,
+                              .cluster_size = 1,
+                              .instances = 1,
+                              .mesh_x = 1,
+                              .mesh_y = 1,
+                              .multiple_buffering = 1,
+                              .shared_bandwidth = 16,
                               .energy = {64, 64, 64, 0}};
-    a.compute = (arch_compute){.name = "pe", .kind = ARCH_COMPUTE_SYSTOLIC, .instances = 4,
-                               .mesh_x = 2, .mesh_y = 2, .rows = 2, .cols = 3, .mac_bits = 8,
-                               .mac_pJ = 0.25, .area_um2 = 600};
+    a.compute = (arch_compute){.name = "pe",
+                               .kind = ARCH_COMPUTE_SYSTOLIC,
+                               .instances = 4,
+                               .mesh_x = 2,
+                               .mesh_y = 2,
+                               .rows = 2,
+                               .cols = 3,
+                               .mac_bits = 8,
+                               .mac_pJ = 0.25,
+                               .area_um2 = 600};
     return a;
 }
 
@@ -395,11 +436,14 @@ static void test_area_and_peak_power_by_hand(void **state)
 static void test_area_and_power_are_plausible(void **state)
 {
     (void)state;
-    struct { const char *preset; double die_mm2; } dies[] = {
-        {"eyeriss", 3.5 * 3.5},  /* JSSC 2017: 3.5 mm x 3.5 mm core */
-        {"shidiannao", 4.86},    /* ISCA 2015 */
-        {"tpu_v3", 700.0 / 2},   /* CACM 2020: < 700 mm^2 for 2 cores */
-        {"simba", 6.0},          /* MICRO 2019: 6 mm^2 chiplet */
+    struct {
+        const char *preset;
+        double die_mm2;
+    } dies[] = {
+        {"eyeriss", 3.5 * 3.5}, /* JSSC 2017: 3.5 mm x 3.5 mm core */
+        {"shidiannao", 4.86},   /* ISCA 2015 */
+        {"tpu_v3", 700.0 / 2},  /* CACM 2020: < 700 mm^2 for 2 cores */
+        {"simba", 6.0},         /* MICRO 2019: 6 mm^2 chiplet */
     };
     for (size_t i = 0; i < sizeof dies / sizeof dies[0]; i++) {
         arch_spec a = build(dies[i].preset);
@@ -408,7 +452,10 @@ static void test_area_and_power_are_plausible(void **state)
             fail_msg("%s: model area %.3g mm^2 vs published %.3g", dies[i].preset, mm2,
                      dies[i].die_mm2);
     }
-    struct { const char *preset; double measured_W; } measured[] = {
+    struct {
+        const char *preset;
+        double measured_W;
+    } measured[] = {
         {"eyeriss", 0.278},    /* JSSC 2017: AlexNet convolutions at 200 MHz */
         {"shidiannao", 0.320}, /* ISCA 2015 */
     };
@@ -441,52 +488,112 @@ typedef struct bad_case {
     const char *message;
 } bad_case;
 
-static arch_level *glb(arch_spec *a) { return &a->level[level_index(a, "GlobalBuffer")]; }
-static void zero_block(arch_spec *a) { glb(a)->block_size = 0; }
-static void negative_bits(arch_spec *a) { a->level[0].word_bits = -8; }
-static void bad_mesh(arch_spec *a) { glb(a)->mesh_x = 2; }
+static arch_level *glb(arch_spec *a)
+{
+    return &a->level[level_index(a, "GlobalBuffer")];
+}
+static void zero_block(arch_spec *a)
+{
+    glb(a)->block_size = 0;
+}
+static void negative_bits(arch_spec *a)
+{
+    a->level[0].word_bits = -8;
+}
+static void bad_mesh(arch_spec *a)
+{
+    glb(a)->mesh_x = 2;
+}
 static void uneven_fanout(arch_spec *a)
 {
     arch_level *l = &a->level[level_index(a, "ifmap_spad")];
     l->instances = 5, l->mesh_x = 5, l->mesh_y = 1;
 }
-static void bad_split(arch_spec *a) { a->level[0].size_words = 30; }
-static void zero_capacity(arch_spec *a) { glb(a)->size_words = 0; }
-static void negative_energy(arch_spec *a) { glb(a)->energy.read_pJ = -1; }
-static void nan_bandwidth(arch_spec *a) { glb(a)->read_bandwidth = NAN; }
-static void no_buffering(arch_spec *a) { glb(a)->multiple_buffering = 0; }
-static void dummy_backing(arch_spec *a) { a->level[a->n_levels - 1].cls = ARCH_CLASS_DUMMY; }
-static void unnamed_level(arch_spec *a) { a->level[2].name[0] = '\0'; }
-static void zero_rows(arch_spec *a) { a->compute.rows = 0; }
-static void wide_mac_unit(arch_spec *a) { a->compute.rows = 2; }
+static void bad_split(arch_spec *a)
+{
+    a->level[0].size_words = 30;
+}
+static void zero_capacity(arch_spec *a)
+{
+    glb(a)->size_words = 0;
+}
+static void negative_energy(arch_spec *a)
+{
+    glb(a)->energy.read_pJ = -1;
+}
+static void nan_bandwidth(arch_spec *a)
+{
+    glb(a)->read_bandwidth = NAN;
+}
+static void no_buffering(arch_spec *a)
+{
+    glb(a)->multiple_buffering = 0;
+}
+static void dummy_backing(arch_spec *a)
+{
+    a->level[a->n_levels - 1].cls = ARCH_CLASS_DUMMY;
+}
+static void unnamed_level(arch_spec *a)
+{
+    a->level[2].name[0] = '\0';
+}
+static void zero_rows(arch_spec *a)
+{
+    a->compute.rows = 0;
+}
+static void wide_mac_unit(arch_spec *a)
+{
+    a->compute.rows = 2;
+}
 static void odd_float(arch_spec *a)
 {
     a->compute.mac_bits = 12;
     a->compute.mac_number = ARCH_NUMBER_FP;
 }
-static void tiny_node(arch_spec *a) { a->technology_nm = 3; }
-static void no_clock(arch_spec *a) { a->cycle_seconds = 0; }
-static void no_levels(arch_spec *a) { a->n_levels = 0; }
-static void unknown_dram(arch_spec *a) { strcpy(a->dram.type, "SDRAM9"); }
-static void no_batch(arch_spec *a) { a->native_batch = 0; }
+static void tiny_node(arch_spec *a)
+{
+    a->technology_nm = 3;
+}
+static void no_clock(arch_spec *a)
+{
+    a->cycle_seconds = 0;
+}
+static void no_levels(arch_spec *a)
+{
+    a->n_levels = 0;
+}
+static void unknown_dram(arch_spec *a)
+{
+    strcpy(a->dram.type, "SDRAM9");
+}
+static void no_batch(arch_spec *a)
+{
+    a->native_batch = 0;
+}
 
 static const bad_case BAD_CASES[] = {
     {"eyeriss", zero_block, "level 'GlobalBuffer': block_size = 0 must be positive"},
     {"eyeriss", negative_bits, "level 'psum_spad': word_bits = -8 must be positive"},
-    {"eyeriss", bad_mesh, "level 'GlobalBuffer': mesh_x * mesh_y = 2 * 1 differs from instances = 1"},
+    {"eyeriss", bad_mesh,
+     "level 'GlobalBuffer': mesh_x * mesh_y = 2 * 1 differs from instances = 1"},
     {"eyeriss", uneven_fanout,
      "level 'ifmap_spad': instances = 5 must divide the 168 instances of 'weights_spad' below it"},
-    {"eyeriss", bad_split, "level 'psum_spad': size_words = 30 differs from the sum of size_words_by_ds = 24"},
+    {"eyeriss", bad_split,
+     "level 'psum_spad': size_words = 30 differs from the sum of size_words_by_ds = 24"},
     {"eyeriss", zero_capacity, "level 'GlobalBuffer': size_words = 0 must be positive"},
-    {"eyeriss", negative_energy, "level 'GlobalBuffer': read_pJ = -1 must be a non-negative number"},
-    {"eyeriss", nan_bandwidth, "level 'GlobalBuffer': read_bandwidth = nan must be a non-negative number"},
+    {"eyeriss", negative_energy,
+     "level 'GlobalBuffer': read_pJ = -1 must be a non-negative number"},
+    {"eyeriss", nan_bandwidth,
+     "level 'GlobalBuffer': read_bandwidth = nan must be a non-negative number"},
     {"eyeriss", no_buffering, "level 'GlobalBuffer': multiple_buffering = 0 must be at least 1"},
     {"eyeriss", dummy_backing, "level 'DRAM': the backing store (last level) cannot be a dummy"},
     {"eyeriss", unnamed_level, "level 2: name is empty"},
     {"tpu_v3", zero_rows, "compute 'MXU': rows = 0 must be positive"},
     {"eyeriss", wide_mac_unit, "compute 'MAC': rows x cols = 2 x 1 must be 1 x 1 for a MAC unit"},
-    {"gemmini", odd_float, "compute 'mesh': mac_bits = 12 with number format 1 is not in the MAC tables"},
-    {"vta", tiny_node, "arch 'vta': technology_nm = 3 is outside the 7..130 nm the energy tables cover"},
+    {"gemmini", odd_float,
+     "compute 'mesh': mac_bits = 12 with number format 1 is not in the MAC tables"},
+    {"vta", tiny_node,
+     "arch 'vta': technology_nm = 3 is outside the 7..130 nm the energy tables cover"},
     {"simba", no_clock, "arch 'simba': cycle_seconds = 0 must be positive"},
     {"simba", no_levels, "arch 'simba': n_levels = 0 must be between 1 and "},
     {"edgetpu", unknown_dram, "dram: type = 'SDRAM9' is not in the DRAM energy table"},

@@ -236,8 +236,8 @@ static void test_bad_files(void **state)
     (void)state;
     static const struct {
         const char *file;
-        int line;           /* 0: no line expected */
-        const char *key;    /* must appear in the message */
+        int line;        /* 0: no line expected */
+        const char *key; /* must appear in the message */
         as_code code;
     } cases[] = {
         {"bad_unknown_key.yaml", 10, "unknown key 'colour' in levels[0]", AS_EINVAL},
@@ -392,15 +392,15 @@ static void test_constraints(void **state)
 
 /* Fail naming the spec, the field and where, unless the size bytes at x
  * and y are the same (doubles compare bit for bit). */
-static void same_bytes(const char *what, const char *field, int level, const void *x,
-                       const void *y, size_t size)
+static void same_bytes(const char *what, const char *field, int level, const void *x, const void *y,
+                       size_t size)
 {
     if (memcmp(x, y, size) != 0)
         fail_msg("%s: %s differs%s%.0d", what, field, level >= 0 ? " at level " : "",
                  level >= 0 ? level : 0);
 }
-#define SAME(w, g, field, level) same_bytes(what, #field, level, &(w)->field, &(g)->field, \
-                                            sizeof (w)->field)
+#define SAME(w, g, field, level)                                                                   \
+    same_bytes(what, #field, level, &(w)->field, &(g)->field, sizeof(w)->field)
 
 /* Every field of two levels (padding bytes aside, hence one by one). */
 static void same_level(const char *what, int i, const arch_level *w, const arch_level *g)
@@ -495,8 +495,8 @@ static void test_round_trip_presets(void **state)
 static void test_round_trip_examples(void **state)
 {
     (void)state;
-    static const char *const examples[] = {"eyeriss_like.yaml", "tpu_v3_like.yaml",
-                                           "gemmini_like.yaml", "simba_like.yaml",
+    static const char *const examples[] = {"eyeriss_like.yaml",  "tpu_v3_like.yaml",
+                                           "gemmini_like.yaml",  "simba_like.yaml",
                                            "fast_template.yaml", "constraints.yaml"};
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
         char path[512];
@@ -623,8 +623,9 @@ static as_code write_preset_file(const arch_preset *p, const char *path, as_stat
         free(body);
         return as_fail(st, AS_EIO, "%s: cannot write", path);
     }
-    fprintf(out, "# Preset '%s': %s.\n# Source: %s.\n"
-                 "# Regenerate with: test_arch_yaml --write-presets docs/presets\n%s",
+    fprintf(out,
+            "# Preset '%s': %s.\n# Source: %s.\n"
+            "# Regenerate with: test_arch_yaml --write-presets docs/presets\n%s",
             p->name, p->description, p->source, body);
     free(body);
     return fclose(out) == 0 ? AS_OK : as_fail(st, AS_EIO, "%s: cannot write", path);
@@ -682,14 +683,22 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--write-presets") == 0)
         return write_presets(argv[2]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_eyeriss_like),       cmocka_unit_test(test_tpu_v3_like),
-        cmocka_unit_test(test_gemmini_like),       cmocka_unit_test(test_simba_like),
-        cmocka_unit_test(test_fast_template),      cmocka_unit_test(test_out_untouched),
-        cmocka_unit_test(test_bad_files),          cmocka_unit_test(test_unknown_preset),
-        cmocka_unit_test(test_presets),            cmocka_unit_test(test_constraints),
-        cmocka_unit_test(test_round_trip_presets), cmocka_unit_test(test_round_trip_examples),
-        cmocka_unit_test(test_round_trip_timeloop), cmocka_unit_test(test_round_trip_corners),
-        cmocka_unit_test(test_save_refuses),       cmocka_unit_test(test_preset_docs),
+        cmocka_unit_test(test_eyeriss_like),
+        cmocka_unit_test(test_tpu_v3_like),
+        cmocka_unit_test(test_gemmini_like),
+        cmocka_unit_test(test_simba_like),
+        cmocka_unit_test(test_fast_template),
+        cmocka_unit_test(test_out_untouched),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_unknown_preset),
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_constraints),
+        cmocka_unit_test(test_round_trip_presets),
+        cmocka_unit_test(test_round_trip_examples),
+        cmocka_unit_test(test_round_trip_timeloop),
+        cmocka_unit_test(test_round_trip_corners),
+        cmocka_unit_test(test_save_refuses),
+        cmocka_unit_test(test_preset_docs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@
 #include "cli_run.h"
 
 #define SMALL_RUN                                                                                  \
-    "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "   \
+    "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
     "--seed 3 --threads 2"
 
 /* A fresh store path in the test directory (any old store removed). */
@@ -174,9 +174,9 @@ static void test_interrupt_keeps_results(void **state)
     if (child == 0) {
         freopen(out_path, "w", stdout);
         freopen("/dev/null", "w", stderr);
-        execl(AS_CLI_PATH, AS_CLI_PATH, "search", "--model", "alexnet", "--budget", "64",
-              "--batch", "4", "--sw-budget", "64", "--sh-rounds", "2", "--map-budget", "16",
-              "--threads", "2", "--json", "--db", path, (char *)NULL);
+        execl(AS_CLI_PATH, AS_CLI_PATH, "search", "--model", "alexnet", "--budget", "64", "--batch",
+              "4", "--sw-budget", "64", "--sh-rounds", "2", "--map-budget", "16", "--threads", "2",
+              "--json", "--db", path, (char *)NULL);
         _exit(127);
     }
     int64_t seen = 0;
@@ -204,7 +204,7 @@ static void test_bad_options(void **state)
 {
     (void)state;
     const char *bad[] = {
-        "search --algo nope",       "search --budget 0",     "search --space nowhere.yaml",
+        "search --algo nope",        "search --budget 0",      "search --space nowhere.yaml",
         "search --objectives speed", "search --model nomodel", "search --no-db --resume",
         "search --batch 100",
     };

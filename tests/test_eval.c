@@ -44,7 +44,7 @@ static int level_named(const arch_spec *a, const char *name)
 
 static int dataspace_named(const char *name)
 {
-    static const char *const names[WL_NDATASPACES] = { "Weights", "Inputs", "Outputs" };
+    static const char *const names[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         if (!strcmp(names[ds], name))
             return ds;
@@ -53,24 +53,28 @@ static int dataspace_named(const char *name)
 }
 
 /* Check one `ds` line: a kept data space and its per-instance counts. */
-static void check_ds_line(const map_timeloop_case *c, const map_eval *e, const char *rest, bool *listed)
+static void check_ds_line(const map_timeloop_case *c, const map_eval *e, const char *rest,
+                          bool *listed)
 {
     char lname[ARCH_NAME_BYTES], dsname[16], what[160];
     long long inst, reads, fills, updates, reductions, tile, partition;
     double energy;
-    assert_int_equal(sscanf(rest, "%63s %15s %lld %lld %lld %lld %lld %lld %lld %lf", lname, dsname, &inst,
-                            &reads, &fills, &updates, &reductions, &tile, &partition, &energy), 10);
+    assert_int_equal(sscanf(rest, "%63s %15s %lld %lld %lld %lld %lld %lld %lld %lf", lname, dsname,
+                            &inst, &reads, &fills, &updates, &reductions, &tile, &partition,
+                            &energy),
+                     10);
     int l = level_named(&c->arch, lname), ds = dataspace_named(dsname);
     const map_ds_stats *s = &e->level[l].ds[ds];
     listed[l * WL_NDATASPACES + ds] = true;
     snprintf(what, sizeof what, "%s %s", lname, dsname);
     if (!e->level[l].keeps[ds])
         fail_msg("%s: not kept", what);
-    long long got[7] = { s->utilized_instances, s->reads, s->fills, s->updates, s->temporal_reductions,
-                         s->tile_words, s->partition_words };
-    long long want[7] = { inst, reads, fills, updates, reductions, tile, partition };
-    static const char *const field[7] = { "utilized instances", "reads", "fills", "updates",
-                                          "temporal reductions", "tile words", "partition words" };
+    long long got[7] = {s->utilized_instances,  s->reads,      s->fills,          s->updates,
+                        s->temporal_reductions, s->tile_words, s->partition_words};
+    long long want[7] = {inst, reads, fills, updates, reductions, tile, partition};
+    static const char *const field[7] = {
+        "utilized instances",  "reads",      "fills",          "updates",
+        "temporal reductions", "tile words", "partition words"};
     for (int i = 0; i < 7; i++)
         if (got[i] != want[i])
             fail_msg("%s %s: got %lld, expected %lld", what, field[i], got[i], want[i]);
@@ -83,23 +87,26 @@ static void check_net_line(const map_timeloop_case *c, const map_eval *e, const 
     char parent[ARCH_NAME_BYTES], child[ARCH_NAME_BYTES], dsname[16];
     long long fanout, multicast, reductions;
     assert_int_equal(sscanf(rest, "%63s %63s %15s %lld %lld %lld", parent, child, dsname, &fanout,
-                            &multicast, &reductions), 6);
+                            &multicast, &reductions),
+                     6);
     const map_net_stats *n = &e->level[level_named(&c->arch, parent)].net[dataspace_named(dsname)];
-    if (n->fanout != fanout || n->multicast_factor != multicast || n->spatial_reductions != reductions)
-        fail_msg("net %s->%s %s: fanout/multicast/reductions %lld/%lld/%lld, expected %lld/%lld/%lld",
-                 parent, child, dsname, (long long)n->fanout, (long long)n->multicast_factor,
-                 (long long)n->spatial_reductions, fanout, multicast, reductions);
+    if (n->fanout != fanout || n->multicast_factor != multicast ||
+        n->spatial_reductions != reductions)
+        fail_msg(
+            "net %s->%s %s: fanout/multicast/reductions %lld/%lld/%lld, expected %lld/%lld/%lld",
+            parent, child, dsname, (long long)n->fanout, (long long)n->multicast_factor,
+            (long long)n->spatial_reductions, fanout, multicast, reductions);
 }
 
 /* Evaluate one reference case and check every number of expected.txt. */
 static void check_case(const char *id)
 {
     char path[3][512], line[512];
-    static const char *const file[3] = { "model-input.yaml", "ERT.yaml", "ART.yaml" };
+    static const char *const file[3] = {"model-input.yaml", "ERT.yaml", "ART.yaml"};
     static map_timeloop_case c;
     static map_eval e;
-    bool listed[ARCH_MAX_LEVELS * WL_NDATASPACES] = { false };
-    as_status st = { 0 };
+    bool listed[ARCH_MAX_LEVELS * WL_NDATASPACES] = {false};
+    as_status st = {0};
 
     for (int i = 0; i < 3; i++)
         snprintf(path[i], sizeof path[i], CASES_DIR "%s/%s", id, file[i]);
@@ -121,7 +128,8 @@ static void check_case(const char *id)
         if (!strcmp(kind, "summary")) {
             long long cycles, computes;
             double util, energy, edp;
-            assert_int_equal(sscanf(rest, "%lld %lld %lf %lf %lf", &cycles, &computes, &util, &energy, &edp), 5);
+            assert_int_equal(
+                sscanf(rest, "%lld %lld %lf %lf %lf", &cycles, &computes, &util, &energy, &edp), 5);
             assert_int_equal(e.cycles, cycles);
             assert_int_equal(e.macs, computes);
             assert_close(e.utilization * 100, util, 0.005, 0, "utilization %");
@@ -130,16 +138,18 @@ static void check_case(const char *id)
         } else if (!strcmp(kind, "mac")) {
             long long instances, used_macs, bits;
             double pj, total;
-            assert_int_equal(sscanf(rest, "%63s %lld %lld %lld %lf %lf", name, &instances, &used_macs, &bits,
-                                    &pj, &total), 6);
+            assert_int_equal(sscanf(rest, "%63s %lld %lld %lld %lf %lf", name, &instances,
+                                    &used_macs, &bits, &pj, &total),
+                             6);
             assert_int_equal(e.utilized_macs, used_macs);
             assert_close(e.mac_energy_pJ, total, 0.005, 1e-9, "MAC energy");
         } else if (!strcmp(kind, "level")) {
             int dummy;
             long long size, bits, block, cluster, instances;
             double buffering, leak;
-            assert_int_equal(sscanf(rest, "%63s %d %lld %lld %lld %lld %lld %lf %lf", name, &dummy, &size,
-                                    &bits, &block, &cluster, &instances, &buffering, &leak), 9);
+            assert_int_equal(sscanf(rest, "%63s %d %lld %lld %lld %lld %lld %lf %lf", name, &dummy,
+                                    &size, &bits, &block, &cluster, &instances, &buffering, &leak),
+                             9);
             int l = level_named(&c.arch, name);
             assert_close(e.level[l].leak_pJ, leak, 0.005, 1e-9, name);
             assert_true(e.level[l].cycles <= e.cycles);
@@ -158,30 +168,30 @@ static void check_case(const char *id)
                          e.level[l].keeps[ds], listed[l * WL_NDATASPACES + ds]);
 }
 
-#define REFERENCE_CASES(X)                                   \
-    X(eyeriss_like__resnet50_conv2x_3x3_c64m64_56)           \
-    X(eyeriss_like__stem_conv3x3s2_c3m32_112)                \
-    X(eyeriss_tutorial06__vgg16_conv3_1_c128m256_56)         \
-    X(micro_conv1d_1level)                                   \
-    X(micro_conv1d_2level_os)                                \
-    X(micro_conv1d_2level_ws)                                \
-    X(micro_conv1d_oc_2level_tiled)                          \
-    X(micro_conv1d_oc_3level_bypass)                         \
-    X(micro_conv1d_oc_3level_nobypass)                       \
-    X(micro_conv1d_oc_ic_3levelspatial_cp)                   \
-    X(micro_conv1d_oc_ic_3levelspatial_kp)                   \
-    X(simba_like__resnet50_conv2x_3x3_c64m64_56)             \
-    X(simba_like__stem_conv3x3s2_c3m32_112)                  \
-    X(simple_output_stationary__resnet50_conv2x_3x3_c64m64_56) \
-    X(simple_output_stationary__stem_conv3x3s2_c3m32_112)    \
-    X(simple_weight_stationary__resnet50_conv2x_3x3_c64m64_56) \
+#define REFERENCE_CASES(X)                                                                         \
+    X(eyeriss_like__resnet50_conv2x_3x3_c64m64_56)                                                 \
+    X(eyeriss_like__stem_conv3x3s2_c3m32_112)                                                      \
+    X(eyeriss_tutorial06__vgg16_conv3_1_c128m256_56)                                               \
+    X(micro_conv1d_1level)                                                                         \
+    X(micro_conv1d_2level_os)                                                                      \
+    X(micro_conv1d_2level_ws)                                                                      \
+    X(micro_conv1d_oc_2level_tiled)                                                                \
+    X(micro_conv1d_oc_3level_bypass)                                                               \
+    X(micro_conv1d_oc_3level_nobypass)                                                             \
+    X(micro_conv1d_oc_ic_3levelspatial_cp)                                                         \
+    X(micro_conv1d_oc_ic_3levelspatial_kp)                                                         \
+    X(simba_like__resnet50_conv2x_3x3_c64m64_56)                                                   \
+    X(simba_like__stem_conv3x3s2_c3m32_112)                                                        \
+    X(simple_output_stationary__resnet50_conv2x_3x3_c64m64_56)                                     \
+    X(simple_output_stationary__stem_conv3x3s2_c3m32_112)                                          \
+    X(simple_weight_stationary__resnet50_conv2x_3x3_c64m64_56)                                     \
     X(simple_weight_stationary__stem_conv3x3s2_c3m32_112)
 
-#define DEFINE_CASE_TEST(id)                  \
-    static void test_##id(void **state)       \
-    {                                         \
-        (void)state;                          \
-        check_case(#id);                      \
+#define DEFINE_CASE_TEST(id)                                                                       \
+    static void test_##id(void **state)                                                            \
+    {                                                                                              \
+        (void)state;                                                                               \
+        check_case(#id);                                                                           \
     }
 REFERENCE_CASES(DEFINE_CASE_TEST)
 
@@ -194,10 +204,15 @@ REFERENCE_CASES(DEFINE_CASE_TEST)
  */
 static void toy_arch(arch_spec *a)
 {
-    static const struct { const char *name; int64_t size; int block, mx, my; double r, f, u, leak; } spec[] = {
-        { "rf", 64, 1, 4, 4, 0.5, 0.6, 0.7, 0.001 },
-        { "glb", 4096, 4, 1, 1, 8.0, 9.0, 10.0, 0.01 },
-        { "dram", 0, 8, 1, 1, 200.0, 210.0, 220.0, 0.0 },
+    static const struct {
+        const char *name;
+        int64_t size;
+        int block, mx, my;
+        double r, f, u, leak;
+    } spec[] = {
+        {"rf", 64, 1, 4, 4, 0.5, 0.6, 0.7, 0.001},
+        {"glb", 4096, 4, 1, 1, 8.0, 9.0, 10.0, 0.01},
+        {"dram", 0, 8, 1, 1, 200.0, 210.0, 220.0, 0.0},
     };
     memset(a, 0, sizeof *a);
     strcpy(a->name, "toy");
@@ -214,10 +229,16 @@ static void toy_arch(arch_spec *a)
         al->mesh_y = spec[l].my;
         al->instances = spec[l].mx * spec[l].my;
         al->multiple_buffering = 1;
-        al->energy = (arch_energy){ spec[l].r, spec[l].f, spec[l].u, spec[l].leak };
+        al->energy = (arch_energy){spec[l].r, spec[l].f, spec[l].u, spec[l].leak};
     }
-    a->compute = (arch_compute){ .kind = ARCH_COMPUTE_MAC, .instances = 16, .mesh_x = 4, .mesh_y = 4,
-                                 .rows = 1, .cols = 1, .mac_bits = 8, .mac_pJ = 0.25 };
+    a->compute = (arch_compute){.kind = ARCH_COMPUTE_MAC,
+                                .instances = 16,
+                                .mesh_x = 4,
+                                .mesh_y = 4,
+                                .rows = 1,
+                                .cols = 1,
+                                .mac_bits = 8,
+                                .mac_pJ = 0.25};
 }
 
 /* A convolution problem in Timeloop's form (strides sw, sh). */
@@ -225,21 +246,22 @@ static void conv_problem(wl_problem *p, const int64_t bound[WL_NDIMS], int64_t s
 {
     memset(p, 0, sizeof *p);
     memcpy(p->bound, bound, sizeof p->bound);
-    wl_dataspace *w = &p->ds[WL_DS_WEIGHTS], *in = &p->ds[WL_DS_INPUTS], *out = &p->ds[WL_DS_OUTPUTS];
-    static const wl_dim wdims[] = { WL_DIM_G, WL_DIM_M, WL_DIM_C, WL_DIM_R, WL_DIM_S };
-    static const wl_dim odims[] = { WL_DIM_N, WL_DIM_G, WL_DIM_M, WL_DIM_P, WL_DIM_Q };
+    wl_dataspace *w = &p->ds[WL_DS_WEIGHTS], *in = &p->ds[WL_DS_INPUTS],
+                 *out = &p->ds[WL_DS_OUTPUTS];
+    static const wl_dim wdims[] = {WL_DIM_G, WL_DIM_M, WL_DIM_C, WL_DIM_R, WL_DIM_S};
+    static const wl_dim odims[] = {WL_DIM_N, WL_DIM_G, WL_DIM_M, WL_DIM_P, WL_DIM_Q};
     w->name = "Weights", in->name = "Inputs", out->name = "Outputs";
     w->n_ranks = out->n_ranks = 5;
     for (int r = 0; r < 5; r++) {
-        w->ranks[r] = (wl_proj_rank){ 1, { { wdims[r], 1 } } };
-        out->ranks[r] = (wl_proj_rank){ 1, { { odims[r], 1 } } };
+        w->ranks[r] = (wl_proj_rank){1, {{wdims[r], 1}}};
+        out->ranks[r] = (wl_proj_rank){1, {{odims[r], 1}}};
     }
     in->n_ranks = 5;
-    in->ranks[0] = (wl_proj_rank){ 1, { { WL_DIM_N, 1 } } };
-    in->ranks[1] = (wl_proj_rank){ 1, { { WL_DIM_G, 1 } } };
-    in->ranks[2] = (wl_proj_rank){ 1, { { WL_DIM_C, 1 } } };
-    in->ranks[3] = (wl_proj_rank){ 2, { { WL_DIM_P, sw }, { WL_DIM_R, 1 } } };
-    in->ranks[4] = (wl_proj_rank){ 2, { { WL_DIM_Q, sh }, { WL_DIM_S, 1 } } };
+    in->ranks[0] = (wl_proj_rank){1, {{WL_DIM_N, 1}}};
+    in->ranks[1] = (wl_proj_rank){1, {{WL_DIM_G, 1}}};
+    in->ranks[2] = (wl_proj_rank){1, {{WL_DIM_C, 1}}};
+    in->ranks[3] = (wl_proj_rank){2, {{WL_DIM_P, sw}, {WL_DIM_R, 1}}};
+    in->ranks[4] = (wl_proj_rank){2, {{WL_DIM_Q, sh}, {WL_DIM_S, 1}}};
     out->read_write = true;
 }
 
@@ -277,7 +299,7 @@ static void random_order(uint64_t *s, uint8_t order[WL_NDIMS])
  */
 static void random_mapping(uint64_t *s, const wl_problem *p, map_mapping *m)
 {
-    int64_t room[2] = { 4, 4 };
+    int64_t room[2] = {4, 4};
     memset(m, 0, sizeof *m);
     m->n_levels = 3;
     for (int l = 0; l < 3; l++) {
@@ -313,7 +335,7 @@ static void random_mapping(uint64_t *s, const wl_problem *p, map_mapping *m)
 /* Random small convolution bounds, strides 1 or 2. */
 static void random_problem(uint64_t *s, wl_problem *p)
 {
-    static const int64_t choices[] = { 1, 2, 3, 4, 6, 8 };
+    static const int64_t choices[] = {1, 2, 3, 4, 6, 8};
     int64_t bound[WL_NDIMS];
     for (int d = 0; d < WL_NDIMS; d++)
         bound[d] = choices[rng_below(s, 6)];
@@ -330,7 +352,8 @@ static void random_problem(uint64_t *s, wl_problem *p)
  * level's energy is the sum of its data spaces and leakage, and the total
  * is MACs plus levels.
  */
-static void check_properties(const arch_spec *a, const wl_problem *p, const map_mapping *m, const map_eval *e)
+static void check_properties(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                             const map_eval *e)
 {
     int64_t macs = 1;
     for (int d = 0; d < WL_NDIMS; d++)
@@ -398,8 +421,8 @@ static void test_random_mappings(void **state)
  * except C and M spread over the PEs, all kept everywhere. */
 static void toy_case(arch_spec *a, wl_problem *p, map_mapping *m)
 {
-    int64_t bound[WL_NDIMS] = { [WL_DIM_N] = 1, [WL_DIM_G] = 1, [WL_DIM_C] = 8, [WL_DIM_M] = 8,
-                                [WL_DIM_P] = 4, [WL_DIM_Q] = 4, [WL_DIM_R] = 3, [WL_DIM_S] = 3 };
+    int64_t bound[WL_NDIMS] = {[WL_DIM_N] = 1, [WL_DIM_G] = 1, [WL_DIM_C] = 8, [WL_DIM_M] = 8,
+                               [WL_DIM_P] = 4, [WL_DIM_Q] = 4, [WL_DIM_R] = 3, [WL_DIM_S] = 3};
     toy_arch(a);
     conv_problem(p, bound, 1, 1);
     memset(m, 0, sizeof *m);
@@ -426,8 +449,8 @@ static void toy_case(arch_spec *a, wl_problem *p, map_mapping *m)
 }
 
 /* Evaluate and expect validity v with every fragment in the reason. */
-static void expect_invalid(const arch_spec *a, const wl_problem *p, const map_mapping *m, map_validity v,
-                           const char *frag1, const char *frag2)
+static void expect_invalid(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                           map_validity v, const char *frag1, const char *frag2)
 {
     map_eval e;
     map_evaluate(a, p, m, &e);
@@ -466,7 +489,8 @@ static void test_invalid_mappings(void **state)
     m.level[0].temporal[WL_DIM_P] = 4, m.level[2].temporal[WL_DIM_P] = 1;
     m.level[0].temporal[WL_DIM_Q] = 4, m.level[2].temporal[WL_DIM_Q] = 1;
     m.level[0].temporal[WL_DIM_M] = 2, m.level[2].temporal[WL_DIM_M] = 1;
-    m.level[0].temporal[WL_DIM_C] = 2, m.level[2].temporal[WL_DIM_C] = 1; /* rf: 12 + 48 + 32 > 64 words */
+    m.level[0].temporal[WL_DIM_C] = 2,
+    m.level[2].temporal[WL_DIM_C] = 1; /* rf: 12 + 48 + 32 > 64 words */
     expect_invalid(&a, &p, &m, MAP_INVALID_CAPACITY, "rf", "exceed 64");
 
     toy_case(&a, &p, &m);
@@ -509,7 +533,8 @@ static void test_systolic_compute_cycles(void **state)
     map_evaluate(&a, &p, &m, &e);
     assert_int_equal(e.validity, MAP_VALID);
     /* per array: C = 8/4, M = 8/4, P = Q = 4, R = S = 3 */
-    assert_int_equal(e.compute_cycles, map_systolic_cycles(4 * 4, 2, 2 * 3 * 3, 4, 4, ARCH_DATAFLOW_WS));
+    assert_int_equal(e.compute_cycles,
+                     map_systolic_cycles(4 * 4, 2, 2 * 3 * 3, 4, 4, ARCH_DATAFLOW_WS));
     assert_true(e.cycles >= e.compute_cycles);
     assert_true(e.utilization > 0 && e.utilization <= 1);
 }
@@ -518,8 +543,7 @@ int main(void)
 {
 #define CASE_ENTRY(id) cmocka_unit_test(test_##id),
     const struct CMUnitTest tests[] = {
-        REFERENCE_CASES(CASE_ENTRY)
-        cmocka_unit_test(test_random_mappings),
+        REFERENCE_CASES(CASE_ENTRY) cmocka_unit_test(test_random_mappings),
         cmocka_unit_test(test_invalid_mappings),
         cmocka_unit_test(test_systolic_compute_cycles),
     };

@@ -97,8 +97,8 @@ static double solve_checked(const fu_ilp_instance *inst, double limit_s, bool *p
 static int32_t add_item(fu_ilp_instance *inst, int32_t first, int32_t last, int64_t words,
                         bool is_weight)
 {
-    inst->items[inst->n_items] = (fu_ilp_item){.tensor = -1, .is_weight = is_weight,
-                                               .words = words, .first = first, .last = last};
+    inst->items[inst->n_items] = (fu_ilp_item){
+        .tensor = -1, .is_weight = is_weight, .words = words, .first = first, .last = last};
     return inst->n_items++;
 }
 
@@ -208,8 +208,8 @@ static void test_knapsack_by_hand(void **state)
     for (int32_t i = 0; i < 3; i++) {
         inst.compute_cycles[i] = 1;
         inst.dram_cycles[i] = 100;
-        inst.items[i] = (fu_ilp_item){.tensor = -1, .is_weight = true, .words = words[i],
-                                      .first = 0, .last = 2};
+        inst.items[i] = (fu_ilp_item){
+            .tensor = -1, .is_weight = true, .words = words[i], .first = 0, .last = 2};
         inst.savings[i] = (fu_ilp_saving){.item = i, .layer = i, .dram_cycles = saves[i]};
     }
     inst.n_items = inst.n_savings = 3;
@@ -426,8 +426,7 @@ static void test_graph_instance_by_hand(void **state)
     assert_int_equal(inst.items[item_of(g, &inst, "wg")].words, 10 * 1568);
     /* DRAM time of each layer: conv x+w0+y0, relu y0+y1, conv y1+w1+y2,
      * add y2+y1+y3, gemm y3+wg+out (40 bytes). */
-    double dram[5] = {2 * act + wconv, 2 * act, 2 * act + wconv, 3 * act,
-                      act + wgemm + 40 / bpc};
+    double dram[5] = {2 * act + wconv, 2 * act, 2 * act + wconv, 3 * act, act + wgemm + 40 / bpc};
     for (int i = 0; i < 5; i++) {
         assert_true(fabs(inst.dram_cycles[i] - dram[i]) < 1e-9);
         assert_true(inst.compute_cycles[i] > 0);

@@ -64,7 +64,7 @@ static wl_graph *random_dag(uint64_t seed, int n)
 {
     uint64_t s = seed * 2654435761u + 1;
     wl_graph *g = wl_graph_new("dag", "test:dag");
-    int64_t dims[2] = { 1, 8 };
+    int64_t dims[2] = {1, 8};
     int32_t t[64];
     t[0] = tensor(g, "x", WL_TENSOR_INPUT, 2, dims);
     wl_add_graph_input(g, t[0]);
@@ -79,7 +79,7 @@ static wl_graph *random_dag(uint64_t seed, int n)
         if (k < 5)
             op(g, WL_OP_RELU, name, 1, &a, t[i], NULL);
         else if (k < 8)
-            op(g, WL_OP_ADD, name, 2, (int32_t[]){ a, b }, t[i], NULL);
+            op(g, WL_OP_ADD, name, 2, (int32_t[]){a, b}, t[i], NULL);
         else
             op(g, WL_OP_IDENTITY, name, 1, &a, t[i], NULL);
     }
@@ -95,17 +95,17 @@ static wl_graph *random_dag(uint64_t seed, int n)
 static wl_graph *random_conv_chain(uint64_t seed, int n_convs)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
-    static const int64_t channels[] = { 8, 16, 24, 32 };
+    static const int64_t channels[] = {8, 16, 24, 32};
     wl_graph *g = wl_graph_new("chain", "test:chain");
     int64_t c = channels[rnd(&s) % 4], hw = 16 + 8 * (int64_t)(rnd(&s) % 3);
-    int32_t x = tensor(g, "x", WL_TENSOR_INPUT, 4, (int64_t[]){ 1, c, hw, hw });
+    int32_t x = tensor(g, "x", WL_TENSOR_INPUT, 4, (int64_t[]){1, c, hw, hw});
     wl_add_graph_input(g, x);
     int n = 0;
     for (int i = 0; i < n_convs; i++) {
         char name[24], wname[24];
         int64_t m = channels[rnd(&s) % 4];
         snprintf(wname, sizeof wname, "w%d", i);
-        int32_t w = tensor(g, wname, WL_TENSOR_WEIGHT, 4, (int64_t[]){ m, c, 3, 3 });
+        int32_t w = tensor(g, wname, WL_TENSOR_WEIGHT, 4, (int64_t[]){m, c, 3, 3});
         wl_attrs a;
         wl_attrs_default(&a, WL_OP_CONV);
         for (int k = 0; k < 4; k++)
@@ -113,7 +113,7 @@ static wl_graph *random_conv_chain(uint64_t seed, int n_convs)
         snprintf(name, sizeof name, "y%d", n);
         int32_t y = tensor(g, name, WL_TENSOR_ACTIVATION, 0, NULL);
         snprintf(name, sizeof name, "conv%d", i);
-        op(g, WL_OP_CONV, name, 2, (int32_t[]){ x, w }, y, &a);
+        op(g, WL_OP_CONV, name, 2, (int32_t[]){x, w}, y, &a);
         x = y, c = m, n++;
         if (rnd(&s) % 3 != 0) {
             snprintf(name, sizeof name, "y%d", n);
@@ -182,7 +182,7 @@ static void assert_plan_valid(const wl_graph *g, const fu_plan *p)
 /* What a search ended with. */
 typedef struct outcome {
     fu_plan plan;
-    double value;         /* casco() of the best plan's cost */
+    double value; /* casco() of the best plan's cost */
     int64_t evaluated;
     int n_curve;
 } outcome;
@@ -190,8 +190,8 @@ typedef struct outcome {
 /* Run a search to its end in steps of `step` evaluations; check that the
  * best plan is valid, that the curve never rises and ends at the best
  * plan's value. */
-static outcome search(fu_evaluator *e, fu_algorithm algo, uint64_t seed, int threads, int64_t budget,
-                      int64_t step)
+static outcome search(fu_evaluator *e, fu_algorithm algo, uint64_t seed, int threads,
+                      int64_t budget, int64_t step)
 {
     fu_search_options o;
     fu_search_options_default(&o);
@@ -361,8 +361,8 @@ static void ga_near_dp(wl_graph *g, const char *preset, uint64_t seed)
 static void test_ga_reaches_dp_on_zoo_chains(void **state)
 {
     (void)state;
-    static const char *const models[] = { "alexnet", "vgg16" };
-    static const char *const presets[] = { "eyeriss", "gemmini" };
+    static const char *const models[] = {"alexnet", "vgg16"};
+    static const char *const presets[] = {"eyeriss", "gemmini"};
     for (int m = 0; m < 2; m++)
         for (int p = 0; p < 2; p++) {
             wl_graph *g = zoo(models[m]);

@@ -27,8 +27,7 @@
 static void near_or_fail(double got, double want, double tol, const char *what, int line)
 {
     if (!(fabs(got - want) <= tol))
-        fail_msg("line %d: %s = %.17g, expected %.17g (tolerance %g)", line, what, got, want,
-                 tol);
+        fail_msg("line %d: %s = %.17g, expected %.17g (tolerance %g)", line, what, got, want, tol);
 }
 
 /* Matern 5/2 at scaled distance r, written out independently of gp.c. */
@@ -48,13 +47,12 @@ static double scaled_distance(const double *a, const double *b, const double *l,
 
 static se_gp_hyper hyper_1d(double l, double s2, double noise)
 {
-    se_gp_hyper h = { .dim = 1, .signal_var = s2, .noise_var = noise };
+    se_gp_hyper h = {.dim = 1, .signal_var = s2, .noise_var = noise};
     h.length_scale[0] = l;
     return h;
 }
 
-static se_gp *fit_or_fail(const double *x, const double *y, int n, int dim,
-                          const se_gp_hyper *h)
+static se_gp *fit_or_fail(const double *x, const double *y, int n, int dim, const se_gp_hyper *h)
 {
     se_gp *gp = NULL;
     as_status st;
@@ -76,12 +74,12 @@ static void test_two_points_closed_form(void **state)
 {
     (void)state;
     const double l = 0.5, s2 = 1.5, noise = 0.01;
-    const double x[] = { 0.2, 0.7 }, y[] = { 1, 5 }, t[] = { -1, 1 };
+    const double x[] = {0.2, 0.7}, y[] = {1, 5}, t[] = {-1, 1};
     se_gp_hyper h = hyper_1d(l, s2, noise);
     se_gp *gp = fit_or_fail(x, y, 2, 1, &h);
 
     double a = s2 + noise, b = matern(0.5 / l, s2), det = a * a - b * b;
-    double inv[2][2] = { { a / det, -b / det }, { -b / det, a / det } };
+    double inv[2][2] = {{a / det, -b / det}, {-b / det, a / det}};
     double tKt = 0;
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
@@ -89,10 +87,10 @@ static void test_two_points_closed_form(void **state)
     double ll = -0.5 * tKt - 0.5 * log(det) - log(2 * PI);
     assert_near(se_gp_log_likelihood(gp), ll, 1e-9);
 
-    const double probes[] = { 0.4, 0.0, 0.95, 0.2 };
+    const double probes[] = {0.4, 0.0, 0.95, 0.2};
     for (int p = 0; p < 4; p++) {
-        double k[2] = { matern(fabs(probes[p] - x[0]) / l, s2),
-                        matern(fabs(probes[p] - x[1]) / l, s2) };
+        double k[2] = {matern(fabs(probes[p] - x[0]) / l, s2),
+                       matern(fabs(probes[p] - x[1]) / l, s2)};
         double mean_t = 0, explained = 0;
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 2; j++) {
@@ -131,10 +129,10 @@ static void invert3(const double m[3][3], double inv[3][3])
 static void test_three_points_closed_form(void **state)
 {
     (void)state;
-    const double l[] = { 0.3, 0.8 }, s2 = 0.7, noise = 0.05;
-    const double x[3][2] = { { 0.1, 0.9 }, { 0.5, 0.3 }, { 0.8, 0.6 } }, y[] = { 0, 1, 5 };
+    const double l[] = {0.3, 0.8}, s2 = 0.7, noise = 0.05;
+    const double x[3][2] = {{0.1, 0.9}, {0.5, 0.3}, {0.8, 0.6}}, y[] = {0, 1, 5};
     const double mu = 2, sd = sqrt(14.0 / 3.0);
-    se_gp_hyper h = { .dim = 2, .signal_var = s2, .noise_var = noise };
+    se_gp_hyper h = {.dim = 2, .signal_var = s2, .noise_var = noise};
     h.length_scale[0] = l[0];
     h.length_scale[1] = l[1];
     se_gp *gp = fit_or_fail(&x[0][0], y, 3, 2, &h);
@@ -146,7 +144,7 @@ static void test_three_points_closed_form(void **state)
             K[i][j] = matern(scaled_distance(x[i], x[j], l, 2), s2) + (i == j ? noise : 0);
     }
     invert3(K, inv);
-    const double probes[][2] = { { 0.4, 0.5 }, { 0.0, 0.0 }, { 0.8, 0.6 }, { 1.0, 0.2 } };
+    const double probes[][2] = {{0.4, 0.5}, {0.0, 0.0}, {0.8, 0.6}, {1.0, 0.2}};
     for (int p = 0; p < 4; p++) {
         double k[3];
         for (int i = 0; i < 3; i++)
@@ -208,7 +206,7 @@ static void test_interpolation_and_prior(void **state)
 static void test_jitter_for_duplicates(void **state)
 {
     (void)state;
-    const double x[] = { 0.3, 0.3, 0.6 }, y[] = { 1, 1, 2 };
+    const double x[] = {0.3, 0.3, 0.6}, y[] = {1, 1, 2};
     se_gp_hyper h = hyper_1d(0.4, 1, 0);
     se_gp *gp = fit_or_fail(x, y, 3, 1, &h);
     double mean, var;
@@ -245,7 +243,7 @@ static void test_expected_improvement(void **state)
 /* se_gp_fit with hyper NULL; the start of its search as hyperparameters. */
 static se_gp_hyper start_hyper(int dim)
 {
-    se_gp_hyper h = { .dim = dim, .signal_var = 1, .noise_var = 1e-3 };
+    se_gp_hyper h = {.dim = dim, .signal_var = 1, .noise_var = 1e-3};
     for (int d = 0; d < dim; d++)
         h.length_scale[d] = 0.5;
     return h;
@@ -306,8 +304,7 @@ static void test_fit_ard(void **state)
 
 /* ---------------------------------------------------------------- refusals */
 
-static void expect_invalid(const double *x, const double *y, int n, int dim,
-                           const se_gp_hyper *h)
+static void expect_invalid(const double *x, const double *y, int n, int dim, const se_gp_hyper *h)
 {
     se_gp *gp = (se_gp *)&gp; /* must come back NULL */
     as_status st;
@@ -320,21 +317,21 @@ static void expect_invalid(const double *x, const double *y, int n, int dim,
 static void test_refusals(void **state)
 {
     (void)state;
-    double x[SE_MAX_PARAMS + 1] = { 0.1, 0.5 }, y[] = { 1, 2 };
+    double x[SE_MAX_PARAMS + 1] = {0.1, 0.5}, y[] = {1, 2};
     expect_invalid(x, y, 0, 1, NULL);
     expect_invalid(x, y, 2, 0, NULL);
     expect_invalid(x, y, 1, SE_MAX_PARAMS + 1, NULL);
-    double bad_y[] = { 1, NAN };
+    double bad_y[] = {1, NAN};
     expect_invalid(x, bad_y, 2, 1, NULL);
-    double bad_x[] = { 0.1, INFINITY };
+    double bad_x[] = {0.1, INFINITY};
     expect_invalid(bad_x, y, 2, 1, NULL);
     se_gp_hyper h = hyper_1d(0.5, 1, 1e-3);
     h.dim = 2;
-    expect_invalid(x, y, 2, 1, &h);       /* hyperparameters for another dim */
+    expect_invalid(x, y, 2, 1, &h); /* hyperparameters for another dim */
     h = hyper_1d(0, 1, 1e-3);
-    expect_invalid(x, y, 2, 1, &h);       /* zero length scale */
+    expect_invalid(x, y, 2, 1, &h); /* zero length scale */
     h = hyper_1d(0.5, -1, 1e-3);
-    expect_invalid(x, y, 2, 1, &h);       /* negative signal variance */
+    expect_invalid(x, y, 2, 1, &h); /* negative signal variance */
     h = hyper_1d(0.5, 1, NAN);
     expect_invalid(x, y, 2, 1, &h);
 }

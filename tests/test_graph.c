@@ -13,7 +13,8 @@
 
 #include "workload/workload.h"
 
-#define DIMS(...) (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define DIMS(...)                                                                                  \
+    (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
 /* Shorthands: a tensor of given kind and shape, an op with one output. */
 static int32_t tensor(wl_graph *g, const char *name, wl_tensor_kind kind, const int64_t *dims,
@@ -89,13 +90,15 @@ static void test_dangling_and_duplicates(void **state)
     assert_non_null(strstr(st.message, "reads_ghost"));
 
     as_status_clear(&st);
-    assert_int_equal(wl_add_tensor(g, "y", WL_TENSOR_ACTIVATION, WL_DTYPE_F32, 1, (int64_t[]){2}, &st), -1);
+    assert_int_equal(
+        wl_add_tensor(g, "y", WL_TENSOR_ACTIVATION, WL_DTYPE_F32, 1, (int64_t[]){2}, &st), -1);
     assert_non_null(strstr(st.message, "'y' is defined twice"));
     as_status_clear(&st);
     assert_int_equal(wl_add_op(g, WL_OP_RELU, "again", NULL, 1, &ghost, 1, &y, NULL, &st), -1);
     assert_non_null(strstr(st.message, "already defined"));
     as_status_clear(&st);
-    assert_int_equal(wl_add_tensor(g, "neg", WL_TENSOR_WEIGHT, WL_DTYPE_F32, 2, (int64_t[]){3, -1}, &st), -1);
+    assert_int_equal(
+        wl_add_tensor(g, "neg", WL_TENSOR_WEIGHT, WL_DTYPE_F32, 2, (int64_t[]){3, -1}, &st), -1);
     assert_non_null(strstr(st.message, "negative dimension"));
     wl_graph_free(g);
 }

@@ -50,7 +50,7 @@ static void check_case(const char *name)
     snprintf(ert, sizeof ert, MAPPER_DIR "%s/ERT.yaml", name);
     snprintf(art, sizeof art, MAPPER_DIR "%s/ART.yaml", name);
     static map_mapper_case c;
-    as_status st = { 0 };
+    as_status st = {0};
     if (map_timeloop_load_mapper(input, ert, art, &c, &st) != AS_OK)
         fail_msg("%s: %s", name, st.message);
 
@@ -70,13 +70,14 @@ static void check_case(const char *name)
     assert_true(map_search_best(s, &m, &e, &mapped));
     double timeloop = expected(name, "best_edp_J_cycle");
     int64_t evaluated = map_search_evaluated(s);
-    print_message("%-26s EDP %9.2f vs Timeloop %9.2f (%.3f), %lld evaluated\n", name,
-                  e.edp_J_cycle, timeloop, e.edp_J_cycle / timeloop, (long long)evaluated);
+    print_message("%-26s EDP %9.2f vs Timeloop %9.2f (%.3f), %lld evaluated\n", name, e.edp_J_cycle,
+                  timeloop, e.edp_J_cycle / timeloop, (long long)evaluated);
     map_search_free(s);
 
     assert_true(e.edp_J_cycle <= timeloop);
     assert_true(evaluated <= EVALUATIONS_MAX);
-    assert_memory_equal(mapped.bound, c.model.problem.bound, sizeof mapped.bound); /* no padding asked */
+    assert_memory_equal(mapped.bound, c.model.problem.bound,
+                        sizeof mapped.bound); /* no padding asked */
     assert_true(e.macs == (int64_t)expected(name, "macs"));
     assert_honours(&c.model.arch, &m);
     map_evaluate(&c.model.arch, &c.model.problem, &m, &again);
@@ -84,11 +85,11 @@ static void check_case(const char *name)
     assert_true(again.edp_J_cycle == e.edp_J_cycle && again.cycles == e.cycles);
 }
 
-#define CASE(id)                         \
-    static void test_##id(void **state)  \
-    {                                    \
-        (void)state;                     \
-        check_case(#id);                 \
+#define CASE(id)                                                                                   \
+    static void test_##id(void **state)                                                            \
+    {                                                                                              \
+        (void)state;                                                                               \
+        check_case(#id);                                                                           \
     }
 CASE(eyeriss_like)
 CASE(simba_like)

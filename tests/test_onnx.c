@@ -46,31 +46,112 @@ typedef struct expected_model {
 /* From truth/index.json (onnx.default / onnx[".nofuse"]: num_nodes,
  * num_initializers, op_histogram) and truth/<model>.json (outputs). */
 static const expected_model expected[] = {
-    {"alexnet.onnx", 20, 16, 1, {{2, {1, 1000}}},
+    {"alexnet.onnx",
+     20,
+     16,
+     1,
+     {{2, {1, 1000}}},
      {{"AveragePool", 1}, {"Conv", 5}, {"Flatten", 1}, {"Gemm", 3}, {"MaxPool", 3}, {"Relu", 7}}},
-    {"bert_base_like.onnx", 752, 199, 2, {{3, {1, 128, 768}}, {2, {1, 768}}},
-     {{"Add", 160}, {"Constant", 147}, {"Div", 37}, {"Erf", 12}, {"Gather", 4}, {"Gemm", 1},
-      {"MatMul", 96}, {"Mul", 61}, {"Pow", 25}, {"ReduceMean", 50}, {"Reshape", 48},
-      {"Softmax", 12}, {"Sqrt", 25}, {"Sub", 25}, {"Tanh", 1}, {"Transpose", 48}}},
-    {"efficientnet_b0.nofuse.onnx", 288, 311, 1, {{2, {1, 1000}}},
-     {{"Add", 9}, {"BatchNormalization", 49}, {"Conv", 81}, {"Flatten", 1}, {"Gemm", 1},
-      {"GlobalAveragePool", 17}, {"Mul", 65}, {"Sigmoid", 65}}},
-    {"efficientnet_b0.onnx", 239, 164, 1, {{2, {1, 1000}}},
-     {{"Add", 9}, {"Conv", 81}, {"Flatten", 1}, {"Gemm", 1}, {"GlobalAveragePool", 17},
-      {"Mul", 65}, {"Sigmoid", 65}}},
-    {"mobilenet_v2.onnx", 170, 106, 1, {{2, {1, 1000}}},
-     {{"Add", 10}, {"Clip", 35}, {"Constant", 70}, {"Conv", 52}, {"Flatten", 1}, {"Gemm", 1},
+    {"bert_base_like.onnx",
+     752,
+     199,
+     2,
+     {{3, {1, 128, 768}}, {2, {1, 768}}},
+     {{"Add", 160},
+      {"Constant", 147},
+      {"Div", 37},
+      {"Erf", 12},
+      {"Gather", 4},
+      {"Gemm", 1},
+      {"MatMul", 96},
+      {"Mul", 61},
+      {"Pow", 25},
+      {"ReduceMean", 50},
+      {"Reshape", 48},
+      {"Softmax", 12},
+      {"Sqrt", 25},
+      {"Sub", 25},
+      {"Tanh", 1},
+      {"Transpose", 48}}},
+    {"efficientnet_b0.nofuse.onnx",
+     288,
+     311,
+     1,
+     {{2, {1, 1000}}},
+     {{"Add", 9},
+      {"BatchNormalization", 49},
+      {"Conv", 81},
+      {"Flatten", 1},
+      {"Gemm", 1},
+      {"GlobalAveragePool", 17},
+      {"Mul", 65},
+      {"Sigmoid", 65}}},
+    {"efficientnet_b0.onnx",
+     239,
+     164,
+     1,
+     {{2, {1, 1000}}},
+     {{"Add", 9},
+      {"Conv", 81},
+      {"Flatten", 1},
+      {"Gemm", 1},
+      {"GlobalAveragePool", 17},
+      {"Mul", 65},
+      {"Sigmoid", 65}}},
+    {"mobilenet_v2.onnx",
+     170,
+     106,
+     1,
+     {{2, {1, 1000}}},
+     {{"Add", 10},
+      {"Clip", 35},
+      {"Constant", 70},
+      {"Conv", 52},
+      {"Flatten", 1},
+      {"Gemm", 1},
       {"GlobalAveragePool", 1}}},
-    {"resnet18.onnx", 49, 42, 1, {{2, {1, 1000}}},
-     {{"Add", 8}, {"Conv", 20}, {"Flatten", 1}, {"Gemm", 1}, {"GlobalAveragePool", 1},
-      {"MaxPool", 1}, {"Relu", 17}}},
-    {"resnet50.nofuse.onnx", 175, 267, 1, {{2, {1, 1000}}},
-     {{"Add", 16}, {"BatchNormalization", 53}, {"Conv", 53}, {"Flatten", 1}, {"Gemm", 1},
-      {"GlobalAveragePool", 1}, {"MaxPool", 1}, {"Relu", 49}}},
-    {"resnet50.onnx", 122, 108, 1, {{2, {1, 1000}}},
-     {{"Add", 16}, {"Conv", 53}, {"Flatten", 1}, {"Gemm", 1}, {"GlobalAveragePool", 1},
-      {"MaxPool", 1}, {"Relu", 49}}},
-    {"unet.onnx", 49, 46, 1, {{4, {1, 2, 256, 256}}},
+    {"resnet18.onnx",
+     49,
+     42,
+     1,
+     {{2, {1, 1000}}},
+     {{"Add", 8},
+      {"Conv", 20},
+      {"Flatten", 1},
+      {"Gemm", 1},
+      {"GlobalAveragePool", 1},
+      {"MaxPool", 1},
+      {"Relu", 17}}},
+    {"resnet50.nofuse.onnx",
+     175,
+     267,
+     1,
+     {{2, {1, 1000}}},
+     {{"Add", 16},
+      {"BatchNormalization", 53},
+      {"Conv", 53},
+      {"Flatten", 1},
+      {"Gemm", 1},
+      {"GlobalAveragePool", 1},
+      {"MaxPool", 1},
+      {"Relu", 49}}},
+    {"resnet50.onnx",
+     122,
+     108,
+     1,
+     {{2, {1, 1000}}},
+     {{"Add", 16},
+      {"Conv", 53},
+      {"Flatten", 1},
+      {"Gemm", 1},
+      {"GlobalAveragePool", 1},
+      {"MaxPool", 1},
+      {"Relu", 49}}},
+    {"unet.onnx",
+     49,
+     46,
+     1,
+     {{4, {1, 2, 256, 256}}},
      {{"Concat", 4}, {"Conv", 19}, {"ConvTranspose", 4}, {"MaxPool", 4}, {"Relu", 18}}},
 };
 enum { N_EXPECTED = sizeof expected / sizeof expected[0] };
@@ -125,8 +206,8 @@ static void check_against_truth(const wl_graph *g, const expected_model *e)
     int histogram_total = 0;
     for (const op_count *c = e->histogram; c->op_type; c++) {
         if (count_ops(g, c->op_type) != c->count)
-            fail_msg("%s: %d %s nodes, expected %d", e->file, count_ops(g, c->op_type),
-                     c->op_type, c->count);
+            fail_msg("%s: %d %s nodes, expected %d", e->file, count_ops(g, c->op_type), c->op_type,
+                     c->count);
         histogram_total += c->count;
     }
     assert_int_equal(histogram_total, g->n_ops); /* no op type outside the histogram */
@@ -222,8 +303,7 @@ static void load_invalid(const uint8_t *data, size_t size, const char *display,
     wl_graph *g = (wl_graph *)st; /* must be reset to NULL */
     as_code rc = wl_onnx_load_buffer(data, size, display, opt, &g, st);
     if (rc != AS_EINVAL)
-        fail_msg("%s: expected invalid input, got %s (%s)", display, as_code_name(rc),
-                 st->message);
+        fail_msg("%s: expected invalid input, got %s (%s)", display, as_code_name(rc), st->message);
     assert_null(g);
     if (!strstr(st->message, display))
         fail_msg("message '%s' does not name '%s'", st->message, display);
@@ -435,7 +515,8 @@ static Onnx__ValueInfoProto *mb_value(mb *b, const char *name, int dtype, int ra
 {
     Onnx__ValueInfoProto *vi = MB_NEW(b, Onnx__ValueInfoProto, ONNX__VALUE_INFO_PROTO__INIT);
     Onnx__TypeProto *type = MB_NEW(b, Onnx__TypeProto, ONNX__TYPE_PROTO__INIT);
-    Onnx__TypeProto__Tensor *tt = MB_NEW(b, Onnx__TypeProto__Tensor, ONNX__TYPE_PROTO__TENSOR__INIT);
+    Onnx__TypeProto__Tensor *tt =
+        MB_NEW(b, Onnx__TypeProto__Tensor, ONNX__TYPE_PROTO__TENSOR__INIT);
     vi->name = (char *)name;
     vi->type = type;
     type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
@@ -530,8 +611,7 @@ static void mb_attr_float(mb *b, Onnx__NodeProto *n, const char *name, float v)
     a->f = v;
 }
 
-static void mb_attr_ints(mb *b, Onnx__NodeProto *n, const char *name, int count,
-                         const int64_t *v)
+static void mb_attr_ints(mb *b, Onnx__NodeProto *n, const char *name, int count, const int64_t *v)
 {
     Onnx__AttributeProto *a = mb_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = (size_t)count;
@@ -596,8 +676,16 @@ static void mb_load_invalid(mb *b, const wl_onnx_options *opt, as_status *st)
     free(buf);
 }
 
-#define I64S(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
-#define NAMES(...) (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), (const char *[]){__VA_ARGS__}
+#define I64S(...)                                                                                  \
+    (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[])                         \
+    {                                                                                              \
+        __VA_ARGS__                                                                                \
+    }
+#define NAMES(...)                                                                                 \
+    (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), (const char *[])                \
+    {                                                                                              \
+        __VA_ARGS__                                                                                \
+    }
 
 /* x[1,3,8,8] -> Conv "conv0" (w[4,3,3,3], pads 1) -> Relu "relu0" -> y.
  * Returns the Conv node for tests to spoil. */
@@ -627,7 +715,8 @@ static void expect_cli_rejects(mb *b)
     assert_int_equal(fwrite(buf, 1, size, f), size);
     fclose(f);
     free(buf);
-    snprintf(cmd, sizeof cmd, "'%s' model info '%s' >/dev/null 2>'%s.err'", AS_CLI_PATH, path, path);
+    snprintf(cmd, sizeof cmd, "'%s' model info '%s' >/dev/null 2>'%s.err'", AS_CLI_PATH, path,
+             path);
     int status = system(cmd);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 2);
@@ -754,8 +843,10 @@ static void test_attribute_of_wrong_type(void **state)
     mb b;
     Onnx__NodeProto *conv = mb_conv_relu(&b, 3);
     mb_attr_float(&b, conv, "group", 1.0f);
-    expect_rejected(&b, NULL, "tiny.onnx: node 0 'conv0' (Conv): attribute 'group' has type FLOAT, "
-                              "expected INT", NULL);
+    expect_rejected(&b, NULL,
+                    "tiny.onnx: node 0 'conv0' (Conv): attribute 'group' has type FLOAT, "
+                    "expected INT",
+                    NULL);
 
     conv = mb_conv_relu(&b, 3);
     mb_attr_ints(&b, conv, "strides", I64S(1, 1, 1)); /* three values, kernel_shape has two */
@@ -976,8 +1067,8 @@ static void test_initializer_data_forms(void **state)
     (void)state;
     mb b;
     mb_conv_relu(&b, 3);
-    static const uint8_t shape_bytes[16] = {1, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
-                                            0xff, 0xff, 0xff, 0xff}; /* int64 {1, -1} */
+    static const uint8_t shape_bytes[16] = {
+        1, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}; /* int64 {1, -1} */
     Onnx__TensorProto *shape = mb_weight(&b, "shape", 1, (int64_t[]){2});
     shape->data_type = 7;
     shape->has_raw_data = true;

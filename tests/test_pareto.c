@@ -22,8 +22,7 @@
 static void near_or_fail(double got, double want, double tol, const char *what, int line)
 {
     if (!(fabs(got - want) <= tol))
-        fail_msg("line %d: %s = %.17g, expected %.17g (tolerance %g)", line, what, got, want,
-                 tol);
+        fail_msg("line %d: %s = %.17g, expected %.17g (tolerance %g)", line, what, got, want, tol);
 }
 
 /* ------------------------------------------------------------- dominance */
@@ -31,13 +30,13 @@ static void near_or_fail(double got, double want, double tol, const char *what, 
 static void test_dominates(void **state)
 {
     (void)state;
-    double a[] = { 1, 2, 3 }, b[] = { 1, 3, 3 }, c[] = { 0, 4, 3 };
+    double a[] = {1, 2, 3}, b[] = {1, 3, 3}, c[] = {0, 4, 3};
     assert_true(se_dominates(a, b, 3));
     assert_false(se_dominates(b, a, 3));
-    assert_false(se_dominates(a, a, 3));  /* equal: better in none */
-    assert_false(se_dominates(a, c, 3));  /* incomparable */
+    assert_false(se_dominates(a, a, 3)); /* equal: better in none */
+    assert_false(se_dominates(a, c, 3)); /* incomparable */
     assert_false(se_dominates(c, a, 3));
-    assert_true(se_dominates(a, b, 2));   /* only the first n count */
+    assert_true(se_dominates(a, b, 2)); /* only the first n count */
     assert_false(se_dominates(a, b, 1));
 }
 
@@ -45,20 +44,20 @@ static void test_front_duplicates_and_ties(void **state)
 {
     (void)state;
     const double y[][2] = {
-        { 1, 5 },   /* 0: front */
-        { 2, 2 },   /* 1: front */
-        { 1, 5 },   /* 2: duplicate of 0: out */
-        { 3, 1 },   /* 3: front */
-        { 2, 3 },   /* 4: dominated by 1 */
-        { 2, 2 },   /* 5: duplicate of 1: out */
-        { 1, 6 },   /* 6: tie with 0 in the first, worse in the second */
-        { 5, 1 },   /* 7: tie with 3 in the second, worse in the first */
-        { 0.5, 9 }, /* 8: front */
+        {1, 5},   /* 0: front */
+        {2, 2},   /* 1: front */
+        {1, 5},   /* 2: duplicate of 0: out */
+        {3, 1},   /* 3: front */
+        {2, 3},   /* 4: dominated by 1 */
+        {2, 2},   /* 5: duplicate of 1: out */
+        {1, 6},   /* 6: tie with 0 in the first, worse in the second */
+        {5, 1},   /* 7: tie with 3 in the second, worse in the first */
+        {0.5, 9}, /* 8: front */
     };
     int64_t front[9];
     int64_t n = se_pareto_front(&y[0][0], 9, 2, front);
     assert_int_equal(n, 4);
-    const int64_t expected[] = { 0, 1, 3, 8 };
+    const int64_t expected[] = {0, 1, 3, 8};
     for (int i = 0; i < 4; i++)
         assert_int_equal(front[i], expected[i]);
     assert_int_equal(se_pareto_front(&y[0][0], 0, 2, front), 0);
@@ -70,21 +69,21 @@ static void test_hypervolume_by_hand(void **state)
 {
     (void)state;
     /* A unit box in one, two and three objectives. */
-    const double origin[] = { 0, 0, 0 }, ones[] = { 1, 1, 1 };
+    const double origin[] = {0, 0, 0}, ones[] = {1, 1, 1};
     for (int d = 1; d <= 3; d++)
         assert_near(se_hypervolume(origin, 1, d, ones), 1.0, 1e-15);
     /* 1-D: the best point to the reference. */
-    const double line[] = { 3, 1, 2 }, ten[] = { 10 };
+    const double line[] = {3, 1, 2}, ten[] = {10};
     assert_near(se_hypervolume(line, 3, 1, ten), 9.0, 1e-15);
     /* 2-D staircase: strips 3 + 2 + 1. */
-    const double stairs[] = { 1, 3, 2, 2, 3, 1 }, four[] = { 4, 4, 4 };
+    const double stairs[] = {1, 3, 2, 2, 3, 1}, four[] = {4, 4, 4};
     assert_near(se_hypervolume(stairs, 3, 2, four), 6.0, 1e-12);
     /* 3-D: two overlapping boxes, 4 + 2 - 1. */
-    const double boxes[] = { 0, 0, 1, 1, 1, 0 }, two[] = { 2, 2, 2 };
+    const double boxes[] = {0, 0, 1, 1, 1, 0}, two[] = {2, 2, 2};
     assert_near(se_hypervolume(boxes, 2, 3, two), 5.0, 1e-12);
     /* 3-D cyclic staircase: three boxes of 6, pairwise overlaps of 2,
      * triple overlap 1: 18 - 6 + 1. */
-    const double cyclic[] = { 0, 1, 2, 1, 2, 0, 2, 0, 1 }, three[] = { 3, 3, 3 };
+    const double cyclic[] = {0, 1, 2, 1, 2, 0, 2, 0, 1}, three[] = {3, 3, 3};
     assert_near(se_hypervolume(cyclic, 3, 3, three), 13.0, 1e-12);
     /* Nothing, and a bad objective count. */
     assert_near(se_hypervolume(cyclic, 0, 3, three), 0.0, 0);
@@ -95,10 +94,10 @@ static void test_hypervolume_by_hand(void **state)
 static void test_hypervolume_ignores_outside_reference(void **state)
 {
     (void)state;
-    const double four[] = { 4, 4 };
+    const double four[] = {4, 4};
     /* The staircase, then points beyond or on the reference in one
      * objective (however good in the other), and a NaN. */
-    const double y[] = { 1, 3, 2, 2, 3, 1, -5, 10, 0, 4, 4, 0, NAN, 0 };
+    const double y[] = {1, 3, 2, 2, 3, 1, -5, 10, 0, 4, 4, 0, NAN, 0};
     assert_near(se_hypervolume(y, 7, 2, four), 6.0, 1e-12);
     assert_near(se_hypervolume(y + 6, 4, 2, four), 0.0, 0);
 }
@@ -153,7 +152,7 @@ static void test_hypervolume_against_grid(void **state)
     (void)state;
     static const struct {
         int d, side, n;
-    } cases[] = { { 2, 30, 25 }, { 3, 12, 30 }, { 4, 7, 40 }, { 4, 5, 3 }, { 3, 9, 1 } };
+    } cases[] = {{2, 30, 25}, {3, 12, 30}, {4, 7, 40}, {4, 5, 3}, {3, 9, 1}};
     lcg_state = 7;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int d = cases[c].d, side = cases[c].side, n = cases[c].n;
@@ -176,7 +175,7 @@ static void test_hypervolume_invariance(void **state)
     (void)state;
     lcg_state = 11;
     const int n = 30, d = 3, side = 10;
-    const double ref[] = { 10, 10, 10 };
+    const double ref[] = {10, 10, 10};
     double y[2 * 30 * 3], reversed[30 * 3];
     for (int trial = 0; trial < 10; trial++) {
         random_points(y, n, d, side);
@@ -198,17 +197,17 @@ static void test_pick_nearest_ideal(void **state)
     (void)state;
     /* Normalised: (0, 1), (0.4, 0.4), (1, 0); row 1 is not in the list
      * and would otherwise win. */
-    const double y[] = { 0, 10, 3, 3, 4, 4, 10, 0 };
-    const int64_t front[] = { 0, 2, 3 };
+    const double y[] = {0, 10, 3, 3, 4, 4, 10, 0};
+    const int64_t front[] = {0, 2, 3};
     assert_int_equal(se_pick_nearest_ideal(y, front, 3, 2), 2);
     /* A tie between (0, 1) and (1, 0): the lower index. */
-    const int64_t ends[] = { 0, 3 }, ends_reversed[] = { 3, 0 };
+    const int64_t ends[] = {0, 3}, ends_reversed[] = {3, 0};
     assert_int_equal(se_pick_nearest_ideal(y, ends, 2, 2), 0);
     assert_int_equal(se_pick_nearest_ideal(y, ends_reversed, 2, 2), 0);
     /* A constant third objective counts 0: (0, 1, 0), (0.6, 0.6, 0),
      * (1, 0, 0) after normalising over x in [0, 10] and y in [0, 10]. */
-    const double z[] = { 0, 10, 7, 6, 6, 7, 10, 0, 7 };
-    const int64_t all[] = { 0, 1, 2 };
+    const double z[] = {0, 10, 7, 6, 6, 7, 10, 0, 7};
+    const int64_t all[] = {0, 1, 2};
     assert_int_equal(se_pick_nearest_ideal(z, all, 3, 3), 1);
     assert_int_equal(se_pick_nearest_ideal(z, all, 0, 3), -1);
     assert_int_equal(se_pick_nearest_ideal(z, all, 1, 3), 0);
@@ -219,7 +218,7 @@ static void test_pick_nearest_ideal(void **state)
 static void test_parego_scalar(void **state)
 {
     (void)state;
-    const double f[] = { 0.2, 0.8, 0.5 }, w[] = { 0.5, 0.25, 0.25 };
+    const double f[] = {0.2, 0.8, 0.5}, w[] = {0.5, 0.25, 0.25};
     /* max(0.1, 0.2, 0.125) + 0.05 * 0.425 */
     assert_near(se_parego_scalar(f, w, 3, 0.05), 0.2 + 0.05 * 0.425, 1e-15);
     assert_near(se_parego_scalar(f, w, 1, 0.05), 0.1 + 0.05 * 0.1, 1e-15);

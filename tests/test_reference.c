@@ -81,12 +81,18 @@ static const char *const efficientnet_b0[] = {"efficientnet_b0", "efficientnet_b
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        ONNX_CASE("alexnet"),         ONNX_CASE("resnet18"),
-        ONNX_CASE("resnet50"),        ONNX_CASE("resnet50.nofuse"),
-        ONNX_CASE("mobilenet_v2"),    ONNX_CASE("efficientnet_b0"),
-        ONNX_CASE("efficientnet_b0.nofuse"), ONNX_CASE("unet"),
-        ONNX_CASE("bert_base_like"),  ZOO_CASE(resnet50),
-        ZOO_CASE(mobilenet_v2),       ZOO_CASE(efficientnet_b0),
+        ONNX_CASE("alexnet"),
+        ONNX_CASE("resnet18"),
+        ONNX_CASE("resnet50"),
+        ONNX_CASE("resnet50.nofuse"),
+        ONNX_CASE("mobilenet_v2"),
+        ONNX_CASE("efficientnet_b0"),
+        ONNX_CASE("efficientnet_b0.nofuse"),
+        ONNX_CASE("unet"),
+        ONNX_CASE("bert_base_like"),
+        ZOO_CASE(resnet50),
+        ZOO_CASE(mobilenet_v2),
+        ZOO_CASE(efficientnet_b0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

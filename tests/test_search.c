@@ -24,22 +24,23 @@
  * Inputs[N,G,C,P+R,Q+S], Outputs[N,G,M,P,Q]. */
 static void conv_problem(wl_problem *p, const int64_t bound[WL_NDIMS])
 {
-    static const wl_dim wdims[] = { WL_DIM_G, WL_DIM_M, WL_DIM_C, WL_DIM_R, WL_DIM_S };
-    static const wl_dim odims[] = { WL_DIM_N, WL_DIM_G, WL_DIM_M, WL_DIM_P, WL_DIM_Q };
+    static const wl_dim wdims[] = {WL_DIM_G, WL_DIM_M, WL_DIM_C, WL_DIM_R, WL_DIM_S};
+    static const wl_dim odims[] = {WL_DIM_N, WL_DIM_G, WL_DIM_M, WL_DIM_P, WL_DIM_Q};
     memset(p, 0, sizeof *p);
     memcpy(p->bound, bound, sizeof p->bound);
-    wl_dataspace *w = &p->ds[WL_DS_WEIGHTS], *in = &p->ds[WL_DS_INPUTS], *out = &p->ds[WL_DS_OUTPUTS];
+    wl_dataspace *w = &p->ds[WL_DS_WEIGHTS], *in = &p->ds[WL_DS_INPUTS],
+                 *out = &p->ds[WL_DS_OUTPUTS];
     w->name = "Weights", in->name = "Inputs", out->name = "Outputs";
     w->n_ranks = in->n_ranks = out->n_ranks = 5;
     for (int r = 0; r < 5; r++) {
-        w->ranks[r] = (wl_proj_rank){ 1, { { wdims[r], 1 } } };
-        out->ranks[r] = (wl_proj_rank){ 1, { { odims[r], 1 } } };
+        w->ranks[r] = (wl_proj_rank){1, {{wdims[r], 1}}};
+        out->ranks[r] = (wl_proj_rank){1, {{odims[r], 1}}};
     }
-    in->ranks[0] = (wl_proj_rank){ 1, { { WL_DIM_N, 1 } } };
-    in->ranks[1] = (wl_proj_rank){ 1, { { WL_DIM_G, 1 } } };
-    in->ranks[2] = (wl_proj_rank){ 1, { { WL_DIM_C, 1 } } };
-    in->ranks[3] = (wl_proj_rank){ 2, { { WL_DIM_P, 1 }, { WL_DIM_R, 1 } } };
-    in->ranks[4] = (wl_proj_rank){ 2, { { WL_DIM_Q, 1 }, { WL_DIM_S, 1 } } };
+    in->ranks[0] = (wl_proj_rank){1, {{WL_DIM_N, 1}}};
+    in->ranks[1] = (wl_proj_rank){1, {{WL_DIM_G, 1}}};
+    in->ranks[2] = (wl_proj_rank){1, {{WL_DIM_C, 1}}};
+    in->ranks[3] = (wl_proj_rank){2, {{WL_DIM_P, 1}, {WL_DIM_R, 1}}};
+    in->ranks[4] = (wl_proj_rank){2, {{WL_DIM_Q, 1}, {WL_DIM_S, 1}}};
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         p->ds[ds].bits = 8, p->ds[ds].density = 1.0;
     out->read_write = true;
@@ -73,23 +74,28 @@ static void build_arch(arch_spec *a, const level_spec *spec, int n, int macs_x, 
         al->mesh_x = spec[l].mesh_x, al->mesh_y = spec[l].mesh_y;
         al->instances = (int64_t)spec[l].mesh_x * spec[l].mesh_y;
         al->multiple_buffering = 1;
-        al->energy = (arch_energy){ spec[l].read_pJ, 1.1 * spec[l].read_pJ, 1.2 * spec[l].read_pJ,
-                                    spec[l].leak_pJ };
+        al->energy = (arch_energy){spec[l].read_pJ, 1.1 * spec[l].read_pJ, 1.2 * spec[l].read_pJ,
+                                   spec[l].leak_pJ};
         if (spec[l].cls == ARCH_CLASS_DUMMY)
             for (int ds = 0; ds < WL_NDATASPACES; ds++)
                 al->constraints.keep[ds] = ARCH_KEEP_NEVER;
     }
-    a->compute = (arch_compute){ .kind = ARCH_COMPUTE_MAC, .instances = (int64_t)macs_x * macs_y,
-                                 .mesh_x = macs_x, .mesh_y = macs_y, .rows = 1, .cols = 1,
-                                 .mac_bits = 8, .mac_pJ = 0.2 };
+    a->compute = (arch_compute){.kind = ARCH_COMPUTE_MAC,
+                                .instances = (int64_t)macs_x * macs_y,
+                                .mesh_x = macs_x,
+                                .mesh_y = macs_y,
+                                .rows = 1,
+                                .cols = 1,
+                                .mac_bits = 8,
+                                .mac_pJ = 0.2};
 }
 
 /* Two storage levels over 4 PEs: each a 16-word register file, DRAM. */
 static void tiny_arch(arch_spec *a)
 {
     static const level_spec spec[] = {
-        { "rf", ARCH_CLASS_REGFILE, 16, 4, 1, 0.3, 0.0 },
-        { "dram", ARCH_CLASS_DRAM, 0, 1, 1, 100.0, 0.0 },
+        {"rf", ARCH_CLASS_REGFILE, 16, 4, 1, 0.3, 0.0},
+        {"dram", ARCH_CLASS_DRAM, 0, 1, 1, 100.0, 0.0},
     };
     build_arch(a, spec, 2, 4, 1);
 }
@@ -103,9 +109,9 @@ static void tiny_arch(arch_spec *a)
 static void small_eyeriss(arch_spec *a)
 {
     static const level_spec spec[] = {
-        { "spad", ARCH_CLASS_REGFILE, 24, 2, 2, 0.5, 0.0 },
-        { "glb", ARCH_CLASS_SRAM, 256, 1, 1, 6.0, 0.001 },
-        { "dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0 },
+        {"spad", ARCH_CLASS_REGFILE, 24, 2, 2, 0.5, 0.0},
+        {"glb", ARCH_CLASS_SRAM, 256, 1, 1, 6.0, 0.001},
+        {"dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0},
     };
     build_arch(a, spec, 3, 2, 2);
     a->level[1].constraints.keep[WL_DS_WEIGHTS] = ARCH_KEEP_NEVER;
@@ -134,7 +140,7 @@ static double search_best(const arch_spec *a, const wl_problem *p, const map_sea
                           int64_t *evaluated)
 {
     map_search *s;
-    as_status st = { 0 };
+    as_status st = {0};
     if (map_search_init(&s, a, p, o, &st) != AS_OK)
         fail_msg("map_search_init: %s", st.message);
     for (int64_t done = 0; done < budget && map_search_step(s, 20000);)
@@ -178,9 +184,14 @@ static void test_conv1d_tiny_arch(void **state)
     arch_spec a;
     wl_problem p;
     tiny_arch(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ [WL_DIM_N] = 1, [WL_DIM_G] = 1, [WL_DIM_C] = 2,
-                                                [WL_DIM_M] = 4, [WL_DIM_P] = 8, [WL_DIM_Q] = 1,
-                                                [WL_DIM_R] = 3, [WL_DIM_S] = 1 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){[WL_DIM_N] = 1,
+                                               [WL_DIM_G] = 1,
+                                               [WL_DIM_C] = 2,
+                                               [WL_DIM_M] = 4,
+                                               [WL_DIM_P] = 8,
+                                               [WL_DIM_Q] = 1,
+                                               [WL_DIM_R] = 3,
+                                               [WL_DIM_S] = 1});
     check_against_exhaustive(&a, &p);
 }
 
@@ -190,9 +201,14 @@ static void test_conv2d_small_eyeriss(void **state)
     arch_spec a;
     wl_problem p;
     small_eyeriss(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ [WL_DIM_N] = 1, [WL_DIM_G] = 1, [WL_DIM_C] = 2,
-                                                [WL_DIM_M] = 2, [WL_DIM_P] = 4, [WL_DIM_Q] = 2,
-                                                [WL_DIM_R] = 3, [WL_DIM_S] = 1 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){[WL_DIM_N] = 1,
+                                               [WL_DIM_G] = 1,
+                                               [WL_DIM_C] = 2,
+                                               [WL_DIM_M] = 2,
+                                               [WL_DIM_P] = 4,
+                                               [WL_DIM_Q] = 2,
+                                               [WL_DIM_R] = 3,
+                                               [WL_DIM_S] = 1});
     check_against_exhaustive(&a, &p);
 }
 
@@ -203,10 +219,10 @@ static void test_exhaustive_limit(void **state)
     arch_spec a;
     wl_problem p;
     small_eyeriss(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 64, 64, 56, 56, 3, 3 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 64, 64, 56, 56, 3, 3});
     map_search_options o = options(MAP_ALGO_EXHAUSTIVE, 1, 1, false);
     map_search *s = (map_search *)&a;
-    as_status st = { 0 };
+    as_status st = {0};
     assert_int_equal(map_search_init(&s, &a, &p, &o, &st), AS_EINVAL);
     assert_null(s);
     assert_non_null(strstr(st.message, "exhaustive"));
@@ -220,8 +236,8 @@ static void test_same_seed_any_threads(void **state)
     arch_spec a;
     wl_problem p;
     small_eyeriss(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 16, 16, 14, 14, 3, 3 });
-    static const map_algorithm algos[] = { MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED };
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 16, 16, 14, 14, 3, 3});
+    static const map_algorithm algos[] = {MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED};
     for (int i = 0; i < 2; i++) {
         map_mapping m1, m2;
         int64_t n1, n2;
@@ -249,12 +265,12 @@ static void test_constraints_honoured(void **state)
     arch_spec a;
     wl_problem p;
     static const level_spec spec[] = {
-        { "spad", ARCH_CLASS_REGFILE, 64, 4, 4, 0.5, 0.0 },
-        { "glb", ARCH_CLASS_SRAM, 8192, 1, 1, 6.0, 0.001 },
-        { "dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0 },
+        {"spad", ARCH_CLASS_REGFILE, 64, 4, 4, 0.5, 0.0},
+        {"glb", ARCH_CLASS_SRAM, 8192, 1, 1, 6.0, 0.001},
+        {"dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0},
     };
     build_arch(&a, spec, 3, 4, 4);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 2, 1, 32, 32, 28, 28, 3, 3 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){2, 1, 32, 32, 28, 28, 3, 3});
     arch_constraints *spad = &a.level[0].constraints, *glb = &a.level[1].constraints,
                      *dram = &a.level[2].constraints;
     spad->temporal_factor[WL_DIM_R] = 3; /* row stationary: a filter row in the PE */
@@ -262,7 +278,8 @@ static void test_constraints_honoured(void **state)
     spad->n_temporal_order = 2;
     spad->temporal_order[0] = WL_DIM_R, spad->temporal_order[1] = WL_DIM_C;
     spad->keep[WL_DS_OUTPUTS] = ARCH_KEEP_NEVER;
-    glb->spatial_factor[WL_DIM_R] = glb->spatial_factor[WL_DIM_S] = glb->spatial_factor[WL_DIM_N] = 1;
+    glb->spatial_factor[WL_DIM_R] = glb->spatial_factor[WL_DIM_S] = glb->spatial_factor[WL_DIM_N] =
+        1;
     glb->n_spatial_order = 2;
     glb->spatial_order[0] = WL_DIM_Q, glb->spatial_order[1] = WL_DIM_M;
     glb->spatial_split_fixed = true;
@@ -272,7 +289,7 @@ static void test_constraints_honoured(void **state)
     glb->keep[WL_DS_WEIGHTS] = ARCH_KEEP_NEVER;
     dram->n_temporal_order = 1;
     dram->temporal_order[0] = WL_DIM_N;
-    static const map_algorithm algos[] = { MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED };
+    static const map_algorithm algos[] = {MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED};
     for (int i = 0; i < 2; i++) {
         map_search_options o = options(algos[i], 3, 2, true);
         o.victory_condition = 3000;
@@ -295,11 +312,11 @@ static void test_no_legal_mapping(void **state)
     arch_spec a;
     wl_problem p;
     small_eyeriss(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 8, 8, 8, 8, 3, 3 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 8, 8, 8, 8, 3, 3});
     a.level[0].constraints.temporal_factor[WL_DIM_C] = 5; /* 5 does not divide C = 8 */
     map_search_options o = options(MAP_ALGO_HEURISTIC, 1, 1, false);
     map_search *s;
-    as_status st = { 0 };
+    as_status st = {0};
     assert_int_equal(map_search_init(&s, &a, &p, &o, &st), AS_OK);
     assert_false(map_search_step(s, 1000));
     assert_false(map_search_best(s, NULL, NULL, NULL));
@@ -309,8 +326,9 @@ static void test_no_legal_mapping(void **state)
 /* -------------------------------------------------------------- padding */
 
 /* EDP with and without padding, and the chosen mapped bound of dim d. */
-static void compare_padding(const arch_spec *a, const wl_problem *p, wl_dim d, int64_t *padded_bound,
-                            double *edp_padded, double *edp_plain, int64_t *padded_macs)
+static void compare_padding(const arch_spec *a, const wl_problem *p, wl_dim d,
+                            int64_t *padded_bound, double *edp_padded, double *edp_plain,
+                            int64_t *padded_macs)
 {
     map_search_options o = options(MAP_ALGO_HEURISTIC, 5, 1, true);
     map_eval e;
@@ -330,12 +348,12 @@ static void test_padding_c3(void **state)
     arch_spec a;
     wl_problem p;
     static const level_spec spec[] = {
-        { "spad", ARCH_CLASS_REGFILE, 64, 8, 2, 0.5, 0.0 },
-        { "glb", ARCH_CLASS_SRAM, 65536, 1, 1, 6.0, 0.0 },
-        { "dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0 },
+        {"spad", ARCH_CLASS_REGFILE, 64, 8, 2, 0.5, 0.0},
+        {"glb", ARCH_CLASS_SRAM, 65536, 1, 1, 6.0, 0.0},
+        {"dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0},
     };
     build_arch(&a, spec, 3, 8, 2);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 3, 8, 28, 28, 3, 3 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 3, 8, 28, 28, 3, 3});
     arch_constraints *glb = &a.level[1].constraints;
     for (int d = 0; d < WL_NDIMS; d++)
         glb->spatial_factor[d] = d == WL_DIM_C || d == WL_DIM_M ? 0 : 1;
@@ -360,12 +378,12 @@ static void test_padding_1000_classes(void **state)
     arch_spec a;
     wl_problem p;
     static const level_spec spec[] = {
-        { "spad", ARCH_CLASS_REGFILE, 64, 16, 1, 0.5, 0.0 },
-        { "glb", ARCH_CLASS_SRAM, 1 << 20, 1, 1, 6.0, 0.0 },
-        { "dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0 },
+        {"spad", ARCH_CLASS_REGFILE, 64, 16, 1, 0.5, 0.0},
+        {"glb", ARCH_CLASS_SRAM, 1 << 20, 1, 1, 6.0, 0.0},
+        {"dram", ARCH_CLASS_DRAM, 0, 1, 1, 200.0, 0.0},
     };
     build_arch(&a, spec, 3, 16, 1);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 256, 1000, 1, 1, 1, 1 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 256, 1000, 1, 1, 1, 1});
     for (int d = 0; d < WL_NDIMS; d++) /* only the classes unroll */
         a.level[1].constraints.spatial_factor[d] = d == WL_DIM_M ? 0 : 1;
     int64_t bound, macs;
@@ -386,7 +404,7 @@ static void test_padding_not_taken(void **state)
     arch_spec a;
     wl_problem p;
     tiny_arch(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 3, 4, 8, 1, 3, 1 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 3, 4, 8, 1, 3, 1});
     for (int d = 0; d < WL_NDIMS; d++)
         a.level[1].constraints.spatial_factor[d] = d == WL_DIM_C ? 0 : 1;
     int64_t bound, macs;
@@ -404,10 +422,10 @@ static void test_anytime_steps(void **state)
     arch_spec a;
     wl_problem p;
     small_eyeriss(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 16, 16, 14, 14, 3, 3 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 16, 16, 14, 14, 3, 3});
     map_search_options o = options(MAP_ALGO_RANDOM_PRUNED, 9, 1, false);
     map_search *s;
-    as_status st = { 0 };
+    as_status st = {0};
     assert_int_equal(map_search_init(&s, &a, &p, &o, &st), AS_OK);
     assert_false(map_search_best(s, NULL, NULL, NULL));
     int64_t before = 0;
@@ -441,13 +459,13 @@ static void test_bad_options(void **state)
     arch_spec a;
     wl_problem p;
     tiny_arch(&a);
-    conv_problem(&p, (const int64_t[WL_NDIMS]){ 1, 1, 2, 2, 2, 1, 1, 1 });
+    conv_problem(&p, (const int64_t[WL_NDIMS]){1, 1, 2, 2, 2, 1, 1, 1});
     map_search_options o = options(MAP_ALGO_HEURISTIC, 1, -1, false);
     map_search *s;
-    as_status st = { 0 };
+    as_status st = {0};
     assert_int_equal(map_search_init(&s, &a, &p, &o, &st), AS_EINVAL);
     o = options((map_algorithm)7, 1, 1, false);
-    st = (as_status){ 0 };
+    st = (as_status){0};
     assert_int_equal(map_search_init(&s, &a, &p, &o, &st), AS_EINVAL);
     assert_non_null(strstr(st.message, "algorithm"));
 }
@@ -455,16 +473,11 @@ static void test_bad_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv1d_tiny_arch),
-        cmocka_unit_test(test_conv2d_small_eyeriss),
-        cmocka_unit_test(test_exhaustive_limit),
-        cmocka_unit_test(test_same_seed_any_threads),
-        cmocka_unit_test(test_constraints_honoured),
-        cmocka_unit_test(test_no_legal_mapping),
-        cmocka_unit_test(test_padding_c3),
-        cmocka_unit_test(test_padding_1000_classes),
-        cmocka_unit_test(test_padding_not_taken),
-        cmocka_unit_test(test_anytime_steps),
+        cmocka_unit_test(test_conv1d_tiny_arch),     cmocka_unit_test(test_conv2d_small_eyeriss),
+        cmocka_unit_test(test_exhaustive_limit),     cmocka_unit_test(test_same_seed_any_threads),
+        cmocka_unit_test(test_constraints_honoured), cmocka_unit_test(test_no_legal_mapping),
+        cmocka_unit_test(test_padding_c3),           cmocka_unit_test(test_padding_1000_classes),
+        cmocka_unit_test(test_padding_not_taken),    cmocka_unit_test(test_anytime_steps),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -167,8 +167,8 @@ static void test_casco_high_fidelity_rule(void **state)
     }
     assert_true(se_engine_update_limit(casco) > 0);
     assert_true(se_engine_surrogate_points(casco) < observed);
-    assert_true(se_engine_surrogate_points(casco) >= 8); /* the initial design */
-    assert_int_equal(se_engine_surrogate_points(mobo), 0);  /* not CASCO: no rule */
+    assert_true(se_engine_surrogate_points(casco) >= 8);   /* the initial design */
+    assert_int_equal(se_engine_surrogate_points(mobo), 0); /* not CASCO: no rule */
     se_engine_free(casco);
     se_engine_free(mobo);
 }

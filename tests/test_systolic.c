@@ -51,21 +51,30 @@ static void parse_run(const char *line, run *r)
     int used = 0;
     memset(r, 0, sizeof *r);
     assert_int_equal(sscanf(line, "%7s %63s %31s %3s %d %d%n", kind, r->id, r->name, r->dataflow,
-                            &r->rows, &r->cols, &used), 6);
+                            &r->rows, &r->cols, &used),
+                     6);
     line += used;
     if (!strcmp(kind, "conv")) {
-        assert_int_equal(sscanf(line, "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
+        assert_int_equal(sscanf(line,
+                                "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld",
                                 &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
-                                &v[9], &v[10], &v[11], &v[12]), 13);
+                                &v[9], &v[10], &v[11], &v[12]),
+                         13);
         r->layer = (map_systolic_layer){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], false};
         memmove(v, v + 8, 5 * sizeof v[0]);
     } else {
         assert_string_equal(kind, "gemm");
         assert_int_equal(sscanf(line, "%lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1],
-                                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]), 8);
-        r->layer = (map_systolic_layer){.ifmap_h = v[0], .ifmap_w = v[2], .filter_h = 1,
-                                        .filter_w = v[2], .channels = 1, .num_filters = v[1],
-                                        .stride_h = 1, .stride_w = 1};
+                                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]),
+                         8);
+        r->layer = (map_systolic_layer){.ifmap_h = v[0],
+                                        .ifmap_w = v[2],
+                                        .filter_h = 1,
+                                        .filter_w = v[2],
+                                        .channels = 1,
+                                        .num_filters = v[1],
+                                        .stride_h = 1,
+                                        .stride_w = 1};
         memmove(v, v + 3, 5 * sizeof v[0]);
     }
     r->layer.depthwise = strstr(r->name, "DP") != NULL;
@@ -126,10 +135,9 @@ static void layer_problem(const run *r, wl_problem *p)
     wl_graph *g = wl_graph_new("layer", "scalesim");
     int32_t x = wl_add_tensor(g, "x", WL_TENSOR_INPUT, WL_DTYPE_I8, 4,
                               (int64_t[]){1, l->channels, l->ifmap_h, l->ifmap_w}, NULL);
-    int32_t w = wl_add_tensor(g, "w", WL_TENSOR_WEIGHT, WL_DTYPE_I8, 4,
-                              (int64_t[]){out_channels, l->channels / group, l->filter_h,
-                                          l->filter_w},
-                              NULL);
+    int32_t w = wl_add_tensor(
+        g, "w", WL_TENSOR_WEIGHT, WL_DTYPE_I8, 4,
+        (int64_t[]){out_channels, l->channels / group, l->filter_h, l->filter_w}, NULL);
     int32_t y = wl_add_tensor(g, "y", WL_TENSOR_ACTIVATION, WL_DTYPE_I8, 4,
                               (int64_t[]){1, out_channels, e, f}, NULL);
     wl_attrs a;
@@ -230,8 +238,9 @@ static void test_non_square(void **state)
         {16, 8, ARCH_DATAFLOW_WS, 2483}, {16, 8, ARCH_DATAFLOW_IS, 2807},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        assert_int_equal(map_systolic_cycles(100, 70, 30, cases[i].rows, cases[i].cols, cases[i].df),
-                         cases[i].cycles);
+        assert_int_equal(
+            map_systolic_cycles(100, 70, 30, cases[i].rows, cases[i].cols, cases[i].df),
+            cases[i].cycles);
     /* One MAC on a 1x1 array: one fold of 1 (OS) or 2 (WS/IS) lines. */
     assert_int_equal(map_systolic_cycles(1, 1, 1, 1, 1, ARCH_DATAFLOW_OS), 0);
     assert_int_equal(map_systolic_cycles(1, 1, 1, 1, 1, ARCH_DATAFLOW_WS), 1);
@@ -249,7 +258,8 @@ static void test_output_size(void **state)
         int64_t in, filter, stride, out;
     } cases[] = {{224, 7, 2, 110}, {229, 7, 2, 112}, {230, 7, 2, 113}, {5, 1, 2, 3}, {7, 7, 3, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        map_systolic_layer l = {cases[i].in, 1, cases[i].filter, 1, 1, 1, cases[i].stride, 1, false};
+        map_systolic_layer l = {cases[i].in, 1,    cases[i].filter, 1, 1, 1, cases[i].stride,
+                                1,           false};
         map_systolic_gemm g;
         assert_true(map_systolic_layer_gemm(&l, &g));
         assert_int_equal(g.m, cases[i].out);
@@ -286,10 +296,8 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalesim_runs),
-        cmocka_unit_test(test_evaluate_matches_scalesim),
-        cmocka_unit_test(test_non_square),
-        cmocka_unit_test(test_output_size),
+        cmocka_unit_test(test_scalesim_runs), cmocka_unit_test(test_evaluate_matches_scalesim),
+        cmocka_unit_test(test_non_square),    cmocka_unit_test(test_output_size),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -202,12 +202,9 @@ static void test_prune_channels(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batch),
-        cmocka_unit_test(test_batch_rejects_nonsense),
-        cmocka_unit_test(test_precision),
-        cmocka_unit_test(test_fold_batchnorm),
-        cmocka_unit_test(test_mark_fusable),
-        cmocka_unit_test(test_prune_unstructured),
+        cmocka_unit_test(test_batch),          cmocka_unit_test(test_batch_rejects_nonsense),
+        cmocka_unit_test(test_precision),      cmocka_unit_test(test_fold_batchnorm),
+        cmocka_unit_test(test_mark_fusable),   cmocka_unit_test(test_prune_unstructured),
         cmocka_unit_test(test_prune_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,8 +136,8 @@ static void test_unpublished_params(void **state)
         int64_t params;
         double mmacs; /* 0: not checked */
     } cases[] = {
-        {"mobilenet_v1", 4231976, 568.7},      {"resnet18_cifar", 11173962, 0},
-        {"vgg16_cifar", 14728266, 0},          {"mobilenet_v1_cifar", 3217226, 0},
+        {"mobilenet_v1", 4231976, 568.7},   {"resnet18_cifar", 11173962, 0},
+        {"vgg16_cifar", 14728266, 0},       {"mobilenet_v1_cifar", 3217226, 0},
         {"mobilenet_v2_cifar", 2296922, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -403,9 +403,8 @@ static void test_builder_activations(void **state)
 
     n_before = f->g->n_ops;
     int32_t gelu = zb_gelu(b, x);
-    static const wl_op_kind gelu_ops[] = {WL_OP_CONSTANT, WL_OP_DIV, WL_OP_ERF,
-                                          WL_OP_CONSTANT, WL_OP_ADD, WL_OP_MUL,
-                                          WL_OP_CONSTANT, WL_OP_MUL};
+    static const wl_op_kind gelu_ops[] = {WL_OP_CONSTANT, WL_OP_DIV, WL_OP_ERF,      WL_OP_CONSTANT,
+                                          WL_OP_ADD,      WL_OP_MUL, WL_OP_CONSTANT, WL_OP_MUL};
     assert_int_equal(f->g->n_ops, n_before + 8);
     for (int i = 0; i < 8; i++)
         assert_int_equal(f->g->ops[n_before + i].kind, gelu_ops[i]);

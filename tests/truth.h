@@ -48,10 +48,12 @@ static inline bool truth_load(const char *stem, truth_model *m)
     memset(m, 0, sizeof *m);
     while (fgets(line, sizeof line, f)) {
         truth_layer *l = &m->layers[m->n_layers];
-        if (sscanf(line, "file %63s", m->file) == 1 || sscanf(line, "params %lld", &m->params) == 1 ||
+        if (sscanf(line, "file %63s", m->file) == 1 ||
+            sscanf(line, "params %lld", &m->params) == 1 ||
             sscanf(line, "macs %lld", &m->macs) == 1 ||
             sscanf(line, "max_ws_bf16 %lld", &m->max_ws_bf16) == 1 ||
-            sscanf(line, "nodes %lld", &m->nodes) == 1 || sscanf(line, "output %63s", m->output) == 1)
+            sscanf(line, "nodes %lld", &m->nodes) == 1 ||
+            sscanf(line, "output %63s", m->output) == 1)
             continue;
         if (m->n_layers < TRUTH_MAX_LAYERS &&
             sscanf(line, "layer %31s %lld %63s %63s %63s %159s", l->op, &l->macs, l->input,

@@ -28,13 +28,13 @@ static as_code check_positive(const char *what, const char *name, const char *ke
 /* Fail unless a real value is finite and not negative (energies, areas,
  * bandwidths: 0 means "not given" or "unlimited", never "free of cost by
  * mistake" -- a negative one would silently reward a design). */
-static as_code check_nonnegative(const char *what, const char *name, const char *key,
-                                 double value, as_status *st)
+static as_code check_nonnegative(const char *what, const char *name, const char *key, double value,
+                                 as_status *st)
 {
     if (isfinite(value) && value >= 0)
         return AS_OK;
-    return as_fail(st, AS_EINVAL, "%s '%s': %s = %g must be a non-negative number", what, name,
-                   key, value);
+    return as_fail(st, AS_EINVAL, "%s '%s': %s = %g must be a non-negative number", what, name, key,
+                   value);
 }
 
 /* Fail unless mesh_x * mesh_y equals instances (each already positive). */
@@ -43,8 +43,9 @@ static as_code check_mesh(const char *what, const char *name, int mesh_x, int me
 {
     if ((int64_t)mesh_x * mesh_y == instances)
         return AS_OK;
-    return as_fail(st, AS_EINVAL, "%s '%s': mesh_x * mesh_y = %d * %d differs from instances = %lld",
-                   what, name, mesh_x, mesh_y, (long long)instances);
+    return as_fail(st, AS_EINVAL,
+                   "%s '%s': mesh_x * mesh_y = %d * %d differs from instances = %lld", what, name,
+                   mesh_x, mesh_y, (long long)instances);
 }
 
 /* ----------------------------------------------------------- levels */
@@ -80,9 +81,10 @@ static as_code check_capacity(const arch_spec *a, int i, as_status *st)
                            l->name, DATASPACE_NAMES[ds], (long long)words);
     }
     if (split_words > 0 && split_words != l->size_words)
-        return as_fail(st, AS_EINVAL,
-                       "level '%s': size_words = %lld differs from the sum of size_words_by_ds = %lld",
-                       l->name, (long long)l->size_words, (long long)split_words);
+        return as_fail(
+            st, AS_EINVAL,
+            "level '%s': size_words = %lld differs from the sum of size_words_by_ds = %lld",
+            l->name, (long long)l->size_words, (long long)split_words);
     if (l->size_words < 0)
         return as_fail(st, AS_EINVAL, "level '%s': size_words = %lld must not be negative", l->name,
                        (long long)l->size_words);
@@ -105,9 +107,10 @@ static as_code check_fanout(const arch_spec *a, int i, as_status *st)
     int below_x = i == 0 ? a->compute.mesh_x : a->level[i - 1].mesh_x;
     int below_y = i == 0 ? a->compute.mesh_y : a->level[i - 1].mesh_y;
     if (below % l->instances != 0)
-        return as_fail(st, AS_EINVAL,
-                       "level '%s': instances = %lld must divide the %lld instances of '%s' below it",
-                       l->name, (long long)l->instances, (long long)below, below_name);
+        return as_fail(
+            st, AS_EINVAL,
+            "level '%s': instances = %lld must divide the %lld instances of '%s' below it", l->name,
+            (long long)l->instances, (long long)below, below_name);
     if (below_x % l->mesh_x != 0 || below_y % l->mesh_y != 0)
         return as_fail(st, AS_EINVAL,
                        "level '%s': mesh %d x %d must divide the mesh %d x %d of '%s' below it",
@@ -124,10 +127,11 @@ static as_code check_level(const arch_spec *a, int i, as_status *st)
     if (n[0] == '\0')
         return as_fail(st, AS_EINVAL, "level %d: name is empty", i);
     if (l->cls < ARCH_CLASS_DRAM || l->cls > ARCH_CLASS_DUMMY)
-        return as_fail(st, AS_EINVAL, "level '%s': class = %d is not a storage class", n, (int)l->cls);
+        return as_fail(st, AS_EINVAL, "level '%s': class = %d is not a storage class", n,
+                       (int)l->cls);
     if (i == a->n_levels - 1 && l->cls == ARCH_CLASS_DUMMY)
-        return as_fail(st, AS_EINVAL, "level '%s': the backing store (last level) cannot be a dummy",
-                       n);
+        return as_fail(st, AS_EINVAL,
+                       "level '%s': the backing store (last level) cannot be a dummy", n);
     as_code rc;
     if ((rc = check_positive("level", n, "word_bits", l->word_bits, st)) ||
         (rc = check_positive("level", n, "block_size", l->block_size, st)) ||
@@ -160,7 +164,8 @@ static as_code check_compute(const arch_compute *c, as_status *st)
     if (n[0] == '\0')
         return as_fail(st, AS_EINVAL, "compute: name is empty");
     if (c->kind < ARCH_COMPUTE_MAC || c->kind > ARCH_COMPUTE_VECTOR)
-        return as_fail(st, AS_EINVAL, "compute '%s': kind = %d is not a compute kind", n, (int)c->kind);
+        return as_fail(st, AS_EINVAL, "compute '%s': kind = %d is not a compute kind", n,
+                       (int)c->kind);
     if (c->dataflow < ARCH_DATAFLOW_OS || c->dataflow > ARCH_DATAFLOW_IS)
         return as_fail(st, AS_EINVAL, "compute '%s': dataflow = %d is not a dataflow", n,
                        (int)c->dataflow);
@@ -176,12 +181,13 @@ static as_code check_compute(const arch_compute *c, as_status *st)
         (rc = check_nonnegative("compute", n, "area_um2", c->area_um2, st)))
         return rc;
     if (c->kind == ARCH_COMPUTE_MAC && (c->rows != 1 || c->cols != 1))
-        return as_fail(st, AS_EINVAL, "compute '%s': rows x cols = %d x %d must be 1 x 1 for a MAC unit",
-                       n, c->rows, c->cols);
+        return as_fail(st, AS_EINVAL,
+                       "compute '%s': rows x cols = %d x %d must be 1 x 1 for a MAC unit", n,
+                       c->rows, c->cols);
     if (c->kind == ARCH_COMPUTE_VECTOR && c->cols != 1)
         return as_fail(st, AS_EINVAL,
-                       "compute '%s': cols = %d must be 1 for a vector unit (rows are its lanes)", n,
-                       c->cols);
+                       "compute '%s': cols = %d must be 1 for a vector unit (rows are its lanes)",
+                       n, c->cols);
     if (c->mac_number < ARCH_NUMBER_INT || c->mac_number > ARCH_NUMBER_BF16 ||
         arch_mac_number_pJ(c->mac_bits, c->mac_number, 45) < 0)
         return as_fail(st, AS_EINVAL,
@@ -216,9 +222,10 @@ as_code arch_validate(const arch_spec *a, as_status *st)
         return as_fail(st, AS_EINVAL, "arch '%s': n_levels = %d must be between 1 and %d", n,
                        a->n_levels, ARCH_MAX_LEVELS);
     if (a->technology_nm < ARCH_NODE_MIN_NM || a->technology_nm > ARCH_NODE_MAX_NM)
-        return as_fail(st, AS_EINVAL,
-                       "arch '%s': technology_nm = %d is outside the %d..%d nm the energy tables cover",
-                       n, a->technology_nm, ARCH_NODE_MIN_NM, ARCH_NODE_MAX_NM);
+        return as_fail(
+            st, AS_EINVAL,
+            "arch '%s': technology_nm = %d is outside the %d..%d nm the energy tables cover", n,
+            a->technology_nm, ARCH_NODE_MIN_NM, ARCH_NODE_MAX_NM);
     if (!(a->cycle_seconds > 0) || !isfinite(a->cycle_seconds))
         return as_fail(st, AS_EINVAL, "arch '%s': cycle_seconds = %g must be positive", n,
                        a->cycle_seconds);

@@ -61,8 +61,8 @@ typedef struct arch_constraints {
     int n_spatial_order;
     uint8_t spatial_order[WL_NDIMS];
     bool spatial_split_fixed;
-    int spatial_split;                 /* when fixed: spatial_order[0 .. split) unroll on X */
-    double min_spatial_utilization;    /* 0..1: used children / fanout must reach it */
+    int spatial_split;              /* when fixed: spatial_order[0 .. split) unroll on X */
+    double min_spatial_utilization; /* 0..1: used children / fanout must reach it */
     arch_keep keep[WL_NDATASPACES];
 } arch_constraints;
 
@@ -74,10 +74,10 @@ typedef struct arch_level {
      * space (FAST's per-data-space L1 sizes) and size_words is their sum. */
     int64_t size_words;
     int64_t size_words_by_ds[WL_NDATASPACES];
-    int word_bits;       /* datawidth */
-    int block_size;      /* words per vector access: width / (datawidth * cluster_size) */
-    int cluster_size;    /* instances sharing one access port (Timeloop's cluster) */
-    int64_t instances;   /* mesh_x * mesh_y */
+    int word_bits;     /* datawidth */
+    int block_size;    /* words per vector access: width / (datawidth * cluster_size) */
+    int cluster_size;  /* instances sharing one access port (Timeloop's cluster) */
+    int64_t instances; /* mesh_x * mesh_y */
     int mesh_x, mesh_y;
     double multiple_buffering;
     /* Bandwidth per instance in words per cycle; 0 = unlimited. */
@@ -85,11 +85,11 @@ typedef struct arch_level {
     double write_bandwidth;
     double shared_bandwidth;
     arch_energy energy;
-    double area_um2;     /* one instance */
+    double area_um2; /* one instance */
     /* Network from this level to its children. */
-    bool multicast;      /* one parent read may feed several children */
+    bool multicast; /* one parent read may feed several children */
     bool spatial_reduction;
-    double hop_pJ;       /* per word per hop; 0 = wires not costed */
+    double hop_pJ; /* per word per hop; 0 = wires not costed */
     arch_constraints constraints;
 } arch_level;
 
@@ -119,30 +119,30 @@ typedef struct arch_compute {
     arch_compute_kind kind;
     int64_t instances; /* mesh_x * mesh_y: MAC units, or arrays when systolic */
     int mesh_x, mesh_y;
-    int rows, cols;    /* systolic array shape (1 x 1 for a MAC unit) */
+    int rows, cols; /* systolic array shape (1 x 1 for a MAC unit) */
     arch_dataflow dataflow;
-    int mac_bits;      /* operand precision */
+    int mac_bits;           /* operand precision */
     arch_number mac_number; /* operand format */
-    double mac_pJ;     /* one multiply-accumulate */
-    double area_um2;   /* one instance */
+    double mac_pJ;          /* one multiply-accumulate */
+    double area_um2;        /* one instance */
 } arch_compute;
 
 typedef struct arch_dram {
-    char type[16];          /* "LPDDR4", "HBM2", "DDR4", ... */
+    char type[16]; /* "LPDDR4", "HBM2", "DDR4", ... */
     int channels;
-    double bandwidth_GBps;  /* total, all channels */
+    double bandwidth_GBps; /* total, all channels */
     double energy_pJ_per_bit;
 } arch_dram;
 
 typedef struct arch_spec {
     char name[ARCH_NAME_BYTES];
     int technology_nm;
-    double cycle_seconds;   /* 1 / clock */
+    double cycle_seconds; /* 1 / clock */
     int n_levels;
     arch_level level[ARCH_MAX_LEVELS]; /* innermost first; the last is the backing store */
     arch_compute compute;
     arch_dram dram;
-    int native_batch;       /* FAST: batch the datapath is built for (1 when n/a) */
+    int native_batch; /* FAST: batch the datapath is built for (1 when n/a) */
 } arch_spec;
 
 /* ---------------------------------------------------------- validation */

@@ -262,8 +262,10 @@ static as_code read_size_words(const reader *r, const as_yaml_node *node, const 
         *words = bits / word_bits;
         return AS_OK;
     }
-    return fail_at(r, node, key, "expected a capacity such as '2 KiB', '512 B' or '64 words', "
-                   "got '%.40s'", node->kind == AS_YAML_SCALAR ? text : "(not a scalar)");
+    return fail_at(r, node, key,
+                   "expected a capacity such as '2 KiB', '512 B' or '64 words', "
+                   "got '%.40s'",
+                   node->kind == AS_YAML_SCALAR ? text : "(not a scalar)");
 }
 
 /*
@@ -439,10 +441,10 @@ static const field DRAM_FIELDS[] = {
  * bandwidth in GB/s. */
 static const char *const LEVEL_KIND_NAMES[] = {"dram", "sram", "regfile", "dummy", NULL};
 #define COMMON_LEVEL_KEYS                                                                          \
-    "name", "kind", "size", "word_bits", "block", "cluster", "instances", "mesh",                   \
+    "name", "kind", "size", "word_bits", "block", "cluster", "instances", "mesh",                  \
         "multiple_buffering", "bandwidth", "energy", "area_um2", "network", "constraints"
 static const char *const STORAGE_KEYS[] = {COMMON_LEVEL_KEYS, "split", "keep", NULL};
-static const char *const DRAM_KEYS[] = {COMMON_LEVEL_KEYS, "type", "channels", "bandwidth_GBps",
+static const char *const DRAM_KEYS[] = {COMMON_LEVEL_KEYS,   "type", "channels", "bandwidth_GBps",
                                         "energy_pJ_per_bit", NULL};
 static const char *const DUMMY_KEYS[] = {COMMON_LEVEL_KEYS, NULL};
 static const char *const *const LEVEL_KEYS[] = {
@@ -494,7 +496,8 @@ static as_code read_dram(const reader *r, const as_yaml_node *map, double cycle_
     if (type && arch_dram_pJ_per_bit(dram->type) < 0)
         return fail_at(r, type, "type", "'%s' is not in the DRAM energy table", dram->type);
     if (!type && !as_yaml_get(map, "energy_pJ_per_bit") && !as_yaml_get(map, "energy"))
-        return fail_at(r, map, "", "missing key 'type' (or, for a DRAM the energy table does not "
+        return fail_at(r, map, "",
+                       "missing key 'type' (or, for a DRAM the energy table does not "
                        "know, 'energy_pJ_per_bit' or 'energy')");
     if (!as_yaml_get(as_yaml_get(map, "bandwidth"), "shared"))
         lv->shared_bandwidth =
@@ -527,13 +530,13 @@ static void level_defaults(arch_level *lv, arch_class cls, int mac_bits)
 
 /* Keys of a level's constraints: block (arch_constraints). */
 static const char *const CONSTRAINT_KEYS[] = {
-    "temporal_factors", "temporal_max",  "temporal_order",          "spatial_factors",
-    "spatial_order",    "spatial_split", "min_spatial_utilization", "keep",
-    NULL};
+    "temporal_factors",        "temporal_max",  "temporal_order",
+    "spatial_factors",         "spatial_order", "spatial_split",
+    "min_spatial_utilization", "keep",          NULL};
 static const field CONSTRAINT_FIELDS[] = {
     {"spatial_split", FIELD_INT, offsetof(arch_constraints, spatial_split), 0, WL_NDIMS},
-    {"min_spatial_utilization", FIELD_DOUBLE,
-     offsetof(arch_constraints, min_spatial_utilization), 0, 1},
+    {"min_spatial_utilization", FIELD_DOUBLE, offsetof(arch_constraints, min_spatial_utilization),
+     0, 1},
     {NULL, 0, 0, 0, 0},
 };
 
@@ -556,8 +559,10 @@ static as_code read_dim(const reader *r, const as_yaml_node *node, const char *n
 {
     if (node->kind == AS_YAML_SCALAR && dim_of(name, dim))
         return AS_OK;
-    return fail_at(r, node, key, "unknown dimension '%.20s' (expected N, G, C, M, P, Q, R, S; K "
-                   "for M)", node->kind == AS_YAML_SCALAR ? name : "(not a scalar)");
+    return fail_at(r, node, key,
+                   "unknown dimension '%.20s' (expected N, G, C, M, P, Q, R, S; K "
+                   "for M)",
+                   node->kind == AS_YAML_SCALAR ? name : "(not a scalar)");
 }
 
 /* A map from dimensions to factors under key, e.g. {R: 3, S: 3}, into
@@ -817,8 +822,9 @@ static as_code read_compute(const reader *top, const as_yaml_node *map, int node
 
 /* ------------------------------------------------------------ document */
 
-static const char *const TOP_KEYS[] = {"name",         "technology_nm", "clock_MHz", "cycle_seconds",
-                                       "native_batch", "compute",       "levels",    NULL};
+static const char *const TOP_KEYS[] = {
+    "name",         "technology_nm", "clock_MHz", "cycle_seconds",
+    "native_batch", "compute",       "levels",    NULL};
 static const char *const TOP_REQUIRED[] = {"name", "technology_nm", "compute", "levels", NULL};
 static const field TOP_FIELDS[] = {
     {"technology_nm", FIELD_INT, offsetof(arch_spec, technology_nm), ARCH_NODE_MIN_NM,
@@ -881,7 +887,10 @@ static as_code read_arch(const reader *r, const as_yaml_node *root, arch_spec *a
 
 /* Most energy and area values a spec can hold: the compute unit's two,
  * the DRAM's energy per bit, six per level. */
-enum { TABLE_FIELDS_PER_LEVEL = 6, TABLE_FIELDS_MAX = 3 + TABLE_FIELDS_PER_LEVEL * ARCH_MAX_LEVELS };
+enum {
+    TABLE_FIELDS_PER_LEVEL = 6,
+    TABLE_FIELDS_MAX = 3 + TABLE_FIELDS_PER_LEVEL * ARCH_MAX_LEVELS
+};
 
 /* The values of a that arch_apply_tables fills when zero, as pointers in
  * a fixed order; returns how many.  Reader and writer both go through
@@ -1043,8 +1052,8 @@ static bool same_double(double x, double y)
  * itself: a letter, digit or underscore, then those and . + -. */
 static bool is_plain(const char *text)
 {
-    if (!text[0] || !strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
-                             text[0]))
+    if (!text[0] ||
+        !strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", text[0]))
         return false;
     return strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") ==
            strlen(text);
@@ -1072,11 +1081,12 @@ static void write_text(FILE *out, const char *text)
 
 /* Whether the field f differs between the structs at value and deflt
  * (bit for bit), and if so its value as text. */
-static bool field_text(const field *f, const void *value, const void *deflt,
-                       char text[TEXT_BYTES])
+static bool field_text(const field *f, const void *value, const void *deflt, char text[TEXT_BYTES])
 {
-    static const size_t BYTES[] = {[FIELD_INT] = sizeof(int), [FIELD_I64] = sizeof(int64_t),
-                                   [FIELD_DOUBLE] = sizeof(double), [FIELD_BOOL] = sizeof(bool)};
+    static const size_t BYTES[] = {[FIELD_INT] = sizeof(int),
+                                   [FIELD_I64] = sizeof(int64_t),
+                                   [FIELD_DOUBLE] = sizeof(double),
+                                   [FIELD_BOOL] = sizeof(bool)};
     const char *v = (const char *)value + f->offset;
     if (memcmp(v, (const char *)deflt + f->offset, BYTES[f->type]) == 0)
         return false;
@@ -1106,9 +1116,8 @@ static bool listed(const char *const *keys, const char *key)
  * given a flow_key, all on one line "flow_key: {k: v, ...}" (nothing when
  * none differs).
  */
-static void write_fields(FILE *out, const char *indent, const char *flow_key,
-                         const field *fields, const void *value, const void *deflt,
-                         const char *const *allowed)
+static void write_fields(FILE *out, const char *indent, const char *flow_key, const field *fields,
+                         const void *value, const void *deflt, const char *const *allowed)
 {
     char text[TEXT_BYTES];
     int n = 0;
@@ -1146,7 +1155,8 @@ static void format_size(int64_t words, int word_bits, char text[TEXT_BYTES])
     for (int u = 3; u >= 0 && as_mul_i64(words, word_bits, &bits); u--) {
         int64_t unit_bits = SIZE_UNITS[u].bytes * 8;
         if (bits % unit_bits == 0) {
-            snprintf(text, TEXT_BYTES, "%lld %s", (long long)(bits / unit_bits), SIZE_UNITS[u].name);
+            snprintf(text, TEXT_BYTES, "%lld %s", (long long)(bits / unit_bits),
+                     SIZE_UNITS[u].name);
             return;
         }
     }
@@ -1412,8 +1422,8 @@ static as_code check_writable(const arch_spec *a, as_status *st)
     for (int i = 0; i < a->n_levels; i++) {
         const arch_level *l = &a->level[i];
         if (l->cls == ARCH_CLASS_DRAM && i != a->n_levels - 1)
-            return as_fail(st, AS_EINVAL, "arch '%s': level '%s': a dram must be the last level",
-                           n, l->name);
+            return as_fail(st, AS_EINVAL, "arch '%s': level '%s': a dram must be the last level", n,
+                           l->name);
         for (int j = 0; j < i; j++)
             if (strcmp(a->level[j].name, l->name) == 0)
                 return as_fail(st, AS_EINVAL, "arch '%s': two levels are named '%s'", n, l->name);

@@ -61,16 +61,11 @@ typedef struct node_row {
 } node_row;
 
 static const node_row NODES[] = {
-    {7, 0.059, {0.1776, -0.09097, 0.02447}},
-    {10, 0.10, {0.2068, -0.09311, 0.02375}},
-    {14, 0.17, {0.2363, -0.09675, 0.02239}},
-    {16, 0.19, {0.2958, -0.1241, 0.03024}},
-    {20, 0.21, {0.373, -0.1582, 0.04104}},
-    {32, 0.46, {0.9559, -0.7823, 0.471}},
-    {45, 1.0, {1.103, -0.362, 0.2767}},
-    {65, 1.5, {3.755, -4.398, 1.975}},
-    {90, 2.8, {4.762, -4.781, 2.092}},
-    {130, 6.4, {7.171, -6.709, 2.904}},
+    {7, 0.059, {0.1776, -0.09097, 0.02447}}, {10, 0.10, {0.2068, -0.09311, 0.02375}},
+    {14, 0.17, {0.2363, -0.09675, 0.02239}}, {16, 0.19, {0.2958, -0.1241, 0.03024}},
+    {20, 0.21, {0.373, -0.1582, 0.04104}},   {32, 0.46, {0.9559, -0.7823, 0.471}},
+    {45, 1.0, {1.103, -0.362, 0.2767}},      {65, 1.5, {3.755, -4.398, 1.975}},
+    {90, 2.8, {4.762, -4.781, 2.092}},       {130, 6.4, {7.171, -6.709, 2.904}},
 };
 #define N_NODES ((int)(sizeof NODES / sizeof NODES[0]))
 
@@ -89,14 +84,20 @@ static double node_scale(int node_nm, bool want_energy)
         c.y[i] = want_energy ? (p[0] * NODE_RULE_VDD + p[1]) * NODE_RULE_VDD + p[2]
                              : NODES[i].area_rel45;
     }
-    int nm = node_nm < ARCH_NODE_MIN_NM ? ARCH_NODE_MIN_NM
-           : node_nm > ARCH_NODE_MAX_NM ? ARCH_NODE_MAX_NM
-                                         : node_nm;
+    int nm = node_nm < ARCH_NODE_MIN_NM   ? ARCH_NODE_MIN_NM
+             : node_nm > ARCH_NODE_MAX_NM ? ARCH_NODE_MAX_NM
+                                          : node_nm;
     return curve_at(&c, nm) / curve_at(&c, 45);
 }
 
-double arch_node_energy_scale(int node_nm) { return node_scale(node_nm, true); }
-double arch_node_area_scale(int node_nm) { return node_scale(node_nm, false); }
+double arch_node_energy_scale(int node_nm)
+{
+    return node_scale(node_nm, true);
+}
+double arch_node_area_scale(int node_nm)
+{
+    return node_scale(node_nm, false);
+}
 
 /* --------------------------------------------------------------- MACs */
 
@@ -137,11 +138,16 @@ static int significand_bits(int bits, arch_number number)
     if (number == ARCH_NUMBER_BF16)
         return bits == 16 ? 8 : 0;
     switch (bits) {
-    case 8: return 4;   /* fp8 E4M3 */
-    case 16: return 11; /* IEEE binary16 */
-    case 32: return 24;
-    case 64: return 53;
-    default: return 0;
+    case 8:
+        return 4; /* fp8 E4M3 */
+    case 16:
+        return 11; /* IEEE binary16 */
+    case 32:
+        return 24;
+    case 64:
+        return 53;
+    default:
+        return 0;
     }
 }
 
@@ -283,8 +289,7 @@ static const struct dram_row {
     const char *type;
     double pJ_per_bit;
 } DRAM_TABLE[] = {
-    {"LPDDR4", 8.0}, {"DDR3", 20.0}, {"DDR4", 15.0},
-    {"GDDR5", 14.0}, {"GDDR6", 7.5}, {"HBM2", 3.9},
+    {"LPDDR4", 8.0}, {"DDR3", 20.0}, {"DDR4", 15.0}, {"GDDR5", 14.0}, {"GDDR6", 7.5}, {"HBM2", 3.9},
 };
 
 double arch_dram_pJ_per_bit(const char *dram_type)
@@ -360,8 +365,8 @@ static void fill_onchip_level(const arch_spec *a, arch_level *l, const storage_t
     fill_zero(&l->energy.read_pJ, access_pJ);
     fill_zero(&l->energy.fill_pJ, access_pJ);
     fill_zero(&l->energy.update_pJ, access_pJ);
-    fill_zero(&l->energy.leak_pJ, bits * t->leak_W_per_bit * arch_node_energy_scale(node) *
-                                      a->cycle_seconds * 1e12);
+    fill_zero(&l->energy.leak_pJ,
+              bits * t->leak_W_per_bit * arch_node_energy_scale(node) * a->cycle_seconds * 1e12);
     fill_zero(&l->area_um2, t->area_um2(l->size_words * l->word_bits / 8, width_bits, node));
 }
 

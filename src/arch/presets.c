@@ -49,9 +49,13 @@ void arch_add_dram(arch_spec *a, const char *type, int channels, double GBps, in
     a->dram.channels = channels;
     a->dram.bandwidth_GBps = GBps;
     double words_per_cycle = GBps * 1e9 * 8 / word_bits * a->cycle_seconds;
-    arch_add_level(a, (arch_level){.name = "DRAM", .cls = ARCH_CLASS_DRAM, .word_bits = word_bits,
-                              .block_size = bus_bits / word_bits, .mesh_x = 1, .mesh_y = 1,
-                              .shared_bandwidth = words_per_cycle});
+    arch_add_level(a, (arch_level){.name = "DRAM",
+                                   .cls = ARCH_CLASS_DRAM,
+                                   .word_bits = word_bits,
+                                   .block_size = bus_bits / word_bits,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .shared_bandwidth = words_per_cycle});
 }
 
 /* Set the compute units (instances from their mesh) and fill every energy
@@ -85,22 +89,44 @@ void arch_finish(arch_spec *a, arch_compute c)
 static void build_eyeriss(arch_spec *a)
 {
     arch_begin(a, "eyeriss", 65, 200e6);
-    arch_add_level(a, (arch_level){.name = "psum_spad", .cls = ARCH_CLASS_REGFILE, .word_bits = 16,
-                              .block_size = 1, .mesh_x = 14, .mesh_y = 12,
-                              .size_words_by_ds = {[WL_DS_OUTPUTS] = 24}});
-    arch_add_level(a, (arch_level){.name = "weights_spad", .cls = ARCH_CLASS_SRAM, .word_bits = 16,
-                              .block_size = 1, .mesh_x = 14, .mesh_y = 12,
-                              .size_words_by_ds = {[WL_DS_WEIGHTS] = 224}});
-    arch_add_level(a, (arch_level){.name = "ifmap_spad", .cls = ARCH_CLASS_REGFILE, .word_bits = 16,
-                              .block_size = 1, .mesh_x = 14, .mesh_y = 12,
-                              .size_words_by_ds = {[WL_DS_INPUTS] = 12}});
-    arch_add_level(a, (arch_level){.name = "GlobalBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 16,
-                              .block_size = 4, .mesh_x = 1, .mesh_y = 1,
-                              .size_words = 108 * 1024 / 2, .multicast = true,
-                              .spatial_reduction = true});
+    arch_add_level(a, (arch_level){.name = "psum_spad",
+                                   .cls = ARCH_CLASS_REGFILE,
+                                   .word_bits = 16,
+                                   .block_size = 1,
+                                   .mesh_x = 14,
+                                   .mesh_y = 12,
+                                   .size_words_by_ds = {[WL_DS_OUTPUTS] = 24}});
+    arch_add_level(a, (arch_level){.name = "weights_spad",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 16,
+                                   .block_size = 1,
+                                   .mesh_x = 14,
+                                   .mesh_y = 12,
+                                   .size_words_by_ds = {[WL_DS_WEIGHTS] = 224}});
+    arch_add_level(a, (arch_level){.name = "ifmap_spad",
+                                   .cls = ARCH_CLASS_REGFILE,
+                                   .word_bits = 16,
+                                   .block_size = 1,
+                                   .mesh_x = 14,
+                                   .mesh_y = 12,
+                                   .size_words_by_ds = {[WL_DS_INPUTS] = 12}});
+    arch_add_level(a, (arch_level){.name = "GlobalBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 16,
+                                   .block_size = 4,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words = 108 * 1024 / 2,
+                                   .multicast = true,
+                                   .spatial_reduction = true});
     arch_add_dram(a, EDGE_DRAM_TYPE, 1, 1.6, 64, 16);
-    arch_finish(a, (arch_compute){.name = "MAC", .kind = ARCH_COMPUTE_MAC, .mesh_x = 14, .mesh_y = 12,
-                             .rows = 1, .cols = 1, .mac_bits = 16});
+    arch_finish(a, (arch_compute){.name = "MAC",
+                                  .kind = ARCH_COMPUTE_MAC,
+                                  .mesh_x = 14,
+                                  .mesh_y = 12,
+                                  .rows = 1,
+                                  .cols = 1,
+                                  .mac_bits = 16});
 }
 
 /*
@@ -116,18 +142,32 @@ static void build_eyeriss(arch_spec *a)
 static void build_shidiannao(arch_spec *a)
 {
     arch_begin(a, "shidiannao", 65, 1e9);
-    arch_add_level(a, (arch_level){.name = "PE_regs", .cls = ARCH_CLASS_REGFILE, .word_bits = 16,
-                              .block_size = 1, .mesh_x = 8, .mesh_y = 8,
-                              .size_words_by_ds = {1, 1, 1}});
-    arch_add_level(a, (arch_level){.name = "NB", .cls = ARCH_CLASS_SRAM, .word_bits = 16,
-                              .block_size = 8, .mesh_x = 1, .mesh_y = 1, .multicast = true,
-                              .size_words_by_ds = {[WL_DS_WEIGHTS] = 128 * 1024 / 2,
-                                                   [WL_DS_INPUTS] = 64 * 1024 / 2,
-                                                   [WL_DS_OUTPUTS] = 64 * 1024 / 2}});
+    arch_add_level(a, (arch_level){.name = "PE_regs",
+                                   .cls = ARCH_CLASS_REGFILE,
+                                   .word_bits = 16,
+                                   .block_size = 1,
+                                   .mesh_x = 8,
+                                   .mesh_y = 8,
+                                   .size_words_by_ds = {1, 1, 1}});
+    arch_add_level(a, (arch_level){.name = "NB",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 16,
+                                   .block_size = 8,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .multicast = true,
+                                   .size_words_by_ds = {[WL_DS_WEIGHTS] = 128 * 1024 / 2,
+                                                        [WL_DS_INPUTS] = 64 * 1024 / 2,
+                                                        [WL_DS_OUTPUTS] = 64 * 1024 / 2}});
     arch_add_dram(a, EDGE_DRAM_TYPE, 1, EDGE_DRAM_GBPS, EDGE_DRAM_BUS_BITS, 16);
-    arch_finish(a, (arch_compute){.name = "MAC", .kind = ARCH_COMPUTE_MAC, .mesh_x = 8, .mesh_y = 8,
-                             .rows = 1, .cols = 1, .mac_bits = 16,
-                             .dataflow = ARCH_DATAFLOW_OS});
+    arch_finish(a, (arch_compute){.name = "MAC",
+                                  .kind = ARCH_COMPUTE_MAC,
+                                  .mesh_x = 8,
+                                  .mesh_y = 8,
+                                  .rows = 1,
+                                  .cols = 1,
+                                  .mac_bits = 16,
+                                  .dataflow = ARCH_DATAFLOW_OS});
 }
 
 /*
@@ -145,15 +185,29 @@ static void build_shidiannao(arch_spec *a)
 static void build_edgetpu(arch_spec *a)
 {
     arch_begin(a, "edgetpu", 28, 500e6);
-    arch_add_level(a, (arch_level){.name = "CoreMemory", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 64, .mesh_x = 8, .mesh_y = 8,
-                              .size_words = 32 * 1024});
-    arch_add_level(a, (arch_level){.name = "PEMemory", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 64, .mesh_x = 4, .mesh_y = 4,
-                              .size_words = 512 * 1024, .multicast = true});
+    arch_add_level(a, (arch_level){.name = "CoreMemory",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 64,
+                                   .mesh_x = 8,
+                                   .mesh_y = 8,
+                                   .size_words = 32 * 1024});
+    arch_add_level(a, (arch_level){.name = "PEMemory",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 64,
+                                   .mesh_x = 4,
+                                   .mesh_y = 4,
+                                   .size_words = 512 * 1024,
+                                   .multicast = true});
     arch_add_dram(a, "LPDDR4", 1, 0.5, 64, 8);
-    arch_finish(a, (arch_compute){.name = "core", .kind = ARCH_COMPUTE_VECTOR, .mesh_x = 8, .mesh_y = 8,
-                             .rows = 64, .cols = 1, .mac_bits = 8});
+    arch_finish(a, (arch_compute){.name = "core",
+                                  .kind = ARCH_COMPUTE_VECTOR,
+                                  .mesh_x = 8,
+                                  .mesh_y = 8,
+                                  .rows = 64,
+                                  .cols = 1,
+                                  .mac_bits = 8});
 }
 
 /*
@@ -169,13 +223,24 @@ static void build_edgetpu(arch_spec *a)
 static void build_tpu_v3(arch_spec *a)
 {
     arch_begin(a, "tpu_v3", 16, 940e6);
-    arch_add_level(a, (arch_level){.name = "VectorMemory", .cls = ARCH_CLASS_SRAM, .word_bits = 16,
-                              .block_size = 128, .mesh_x = 1, .mesh_y = 1,
-                              .size_words = 16 * 1024 * 1024 / 2, .multicast = true});
+    arch_add_level(a, (arch_level){.name = "VectorMemory",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 16,
+                                   .block_size = 128,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words = 16 * 1024 * 1024 / 2,
+                                   .multicast = true});
     arch_add_dram(a, "HBM2", 16, 450, 128, 16);
-    arch_finish(a, (arch_compute){.name = "MXU", .kind = ARCH_COMPUTE_SYSTOLIC, .mesh_x = 2, .mesh_y = 1,
-                             .rows = 128, .cols = 128, .mac_bits = 16,
-                             .mac_number = ARCH_NUMBER_BF16, .dataflow = ARCH_DATAFLOW_WS});
+    arch_finish(a, (arch_compute){.name = "MXU",
+                                  .kind = ARCH_COMPUTE_SYSTOLIC,
+                                  .mesh_x = 2,
+                                  .mesh_y = 1,
+                                  .rows = 128,
+                                  .cols = 128,
+                                  .mac_bits = 16,
+                                  .mac_number = ARCH_NUMBER_BF16,
+                                  .dataflow = ARCH_DATAFLOW_WS});
 }
 
 /*
@@ -191,16 +256,29 @@ static void build_tpu_v3(arch_spec *a)
 static void build_gemmini(arch_spec *a)
 {
     arch_begin(a, "gemmini", 22, 1e9);
-    arch_add_level(a, (arch_level){.name = "Accumulator", .cls = ARCH_CLASS_SRAM, .word_bits = 32,
-                              .block_size = 16, .mesh_x = 1, .mesh_y = 1,
-                              .size_words_by_ds = {[WL_DS_OUTPUTS] = 64 * 1024 / 4}});
-    arch_add_level(a, (arch_level){.name = "Scratchpad", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 16, .mesh_x = 1, .mesh_y = 1,
-                              .size_words = 256 * 1024});
+    arch_add_level(a, (arch_level){.name = "Accumulator",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 32,
+                                   .block_size = 16,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words_by_ds = {[WL_DS_OUTPUTS] = 64 * 1024 / 4}});
+    arch_add_level(a, (arch_level){.name = "Scratchpad",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 16,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words = 256 * 1024});
     arch_add_dram(a, "DDR3", 1, 16, 128, 8);
-    arch_finish(a, (arch_compute){.name = "mesh", .kind = ARCH_COMPUTE_SYSTOLIC, .mesh_x = 1, .mesh_y = 1,
-                             .rows = 16, .cols = 16, .mac_bits = 8,
-                             .dataflow = ARCH_DATAFLOW_WS});
+    arch_finish(a, (arch_compute){.name = "mesh",
+                                  .kind = ARCH_COMPUTE_SYSTOLIC,
+                                  .mesh_x = 1,
+                                  .mesh_y = 1,
+                                  .rows = 16,
+                                  .cols = 16,
+                                  .mac_bits = 8,
+                                  .dataflow = ARCH_DATAFLOW_WS});
 }
 
 /*
@@ -215,19 +293,37 @@ static void build_gemmini(arch_spec *a)
 static void build_vta(arch_spec *a)
 {
     arch_begin(a, "vta", 28, 100e6);
-    arch_add_level(a, (arch_level){.name = "AccBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 32,
-                              .block_size = 16, .mesh_x = 1, .mesh_y = 1, .multicast = true,
-                              .spatial_reduction = true,
-                              .size_words_by_ds = {[WL_DS_OUTPUTS] = 128 * 1024 / 4}});
-    arch_add_level(a, (arch_level){.name = "WgtBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 256, .mesh_x = 1, .mesh_y = 1,
-                              .size_words_by_ds = {[WL_DS_WEIGHTS] = 256 * 1024}});
-    arch_add_level(a, (arch_level){.name = "InpBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 16, .mesh_x = 1, .mesh_y = 1,
-                              .size_words_by_ds = {[WL_DS_INPUTS] = 32 * 1024}});
+    arch_add_level(a, (arch_level){.name = "AccBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 32,
+                                   .block_size = 16,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .multicast = true,
+                                   .spatial_reduction = true,
+                                   .size_words_by_ds = {[WL_DS_OUTPUTS] = 128 * 1024 / 4}});
+    arch_add_level(a, (arch_level){.name = "WgtBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 256,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words_by_ds = {[WL_DS_WEIGHTS] = 256 * 1024}});
+    arch_add_level(a, (arch_level){.name = "InpBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 16,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words_by_ds = {[WL_DS_INPUTS] = 32 * 1024}});
     arch_add_dram(a, "DDR3", 1, 2.1, 16, 8);
-    arch_finish(a, (arch_compute){.name = "GEMM", .kind = ARCH_COMPUTE_MAC, .mesh_x = 16, .mesh_y = 16,
-                             .rows = 1, .cols = 1, .mac_bits = 8});
+    arch_finish(a, (arch_compute){.name = "GEMM",
+                                  .kind = ARCH_COMPUTE_MAC,
+                                  .mesh_x = 16,
+                                  .mesh_y = 16,
+                                  .rows = 1,
+                                  .cols = 1,
+                                  .mac_bits = 8});
 }
 
 /*
@@ -244,22 +340,44 @@ static void build_vta(arch_spec *a)
 static void build_simba(arch_spec *a)
 {
     arch_begin(a, "simba", 16, 1.8e9);
-    arch_add_level(a, (arch_level){.name = "PEAccuBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 24,
-                              .block_size = 8, .mesh_x = 4, .mesh_y = 4,
-                              .size_words_by_ds = {[WL_DS_OUTPUTS] = 3 * 1024 * 8 / 24}});
-    arch_add_level(a, (arch_level){.name = "PEWeightBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 8, .mesh_x = 4, .mesh_y = 4,
-                              .size_words_by_ds = {[WL_DS_WEIGHTS] = 32 * 1024}});
-    arch_add_level(a, (arch_level){.name = "PEInputBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 8, .mesh_x = 4, .mesh_y = 4,
-                              .size_words_by_ds = {[WL_DS_INPUTS] = 8 * 1024}});
-    arch_add_level(a, (arch_level){.name = "GlobalBuffer", .cls = ARCH_CLASS_SRAM, .word_bits = 8,
-                              .block_size = 32, .mesh_x = 1, .mesh_y = 1,
-                              .size_words = 64 * 1024, .multicast = true,
-                              .spatial_reduction = true});
+    arch_add_level(a, (arch_level){.name = "PEAccuBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 24,
+                                   .block_size = 8,
+                                   .mesh_x = 4,
+                                   .mesh_y = 4,
+                                   .size_words_by_ds = {[WL_DS_OUTPUTS] = 3 * 1024 * 8 / 24}});
+    arch_add_level(a, (arch_level){.name = "PEWeightBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 8,
+                                   .mesh_x = 4,
+                                   .mesh_y = 4,
+                                   .size_words_by_ds = {[WL_DS_WEIGHTS] = 32 * 1024}});
+    arch_add_level(a, (arch_level){.name = "PEInputBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 8,
+                                   .mesh_x = 4,
+                                   .mesh_y = 4,
+                                   .size_words_by_ds = {[WL_DS_INPUTS] = 8 * 1024}});
+    arch_add_level(a, (arch_level){.name = "GlobalBuffer",
+                                   .cls = ARCH_CLASS_SRAM,
+                                   .word_bits = 8,
+                                   .block_size = 32,
+                                   .mesh_x = 1,
+                                   .mesh_y = 1,
+                                   .size_words = 64 * 1024,
+                                   .multicast = true,
+                                   .spatial_reduction = true});
     arch_add_dram(a, EDGE_DRAM_TYPE, 1, EDGE_DRAM_GBPS, EDGE_DRAM_BUS_BITS, 8);
-    arch_finish(a, (arch_compute){.name = "vector_MAC", .kind = ARCH_COMPUTE_VECTOR, .mesh_x = 32,
-                             .mesh_y = 4, .rows = 8, .cols = 1, .mac_bits = 8});
+    arch_finish(a, (arch_compute){.name = "vector_MAC",
+                                  .kind = ARCH_COMPUTE_VECTOR,
+                                  .mesh_x = 32,
+                                  .mesh_y = 4,
+                                  .rows = 8,
+                                  .cols = 1,
+                                  .mac_bits = 8});
 }
 
 /* ------------------------------------------------------------- registry */

@@ -470,8 +470,7 @@ int cli_search(int argc, char **argv)
         return cli_exit_for(code);
     }
     if (result.interrupted)
-        fprintf(stderr,
-                "accelsearch: interrupted: %lld candidate rounds kept%s\n",
+        fprintf(stderr, "accelsearch: interrupted: %lld candidate rounds kept%s\n",
                 (long long)(result.evaluations_computed + result.evaluations_loaded),
                 result.run_id ? "; continue with --resume" : "");
     if (c.json)

@@ -56,8 +56,8 @@ const char *as_code_name(as_code code);
  * as_arena_free. */
 typedef struct as_arena_block as_arena_block;
 typedef struct as_arena {
-    as_arena_block *head;       /* newest block first */
-    size_t bytes_allocated;     /* sum of block sizes, for statistics */
+    as_arena_block *head;   /* newest block first */
+    size_t bytes_allocated; /* sum of block sizes, for statistics */
 } as_arena;
 
 void as_arena_init(as_arena *a);
@@ -146,18 +146,18 @@ typedef enum as_yaml_kind { AS_YAML_SCALAR, AS_YAML_SEQUENCE, AS_YAML_MAPPING } 
 typedef struct as_yaml_node as_yaml_node;
 struct as_yaml_node {
     as_yaml_kind kind;
-    int line, column;       /* 1-based, where the node starts */
-    const char *scalar;     /* AS_YAML_SCALAR: the text ("" for an empty value) */
-    int n;                  /* SEQUENCE: items; MAPPING: key/value pairs */
-    as_yaml_node **items;   /* SEQUENCE items; MAPPING values */
-    const char **keys;      /* MAPPING keys (scalar keys only) */
-    int *key_lines;         /* MAPPING: line of each key */
+    int line, column;     /* 1-based, where the node starts */
+    const char *scalar;   /* AS_YAML_SCALAR: the text ("" for an empty value) */
+    int n;                /* SEQUENCE: items; MAPPING: key/value pairs */
+    as_yaml_node **items; /* SEQUENCE items; MAPPING values */
+    const char **keys;    /* MAPPING keys (scalar keys only) */
+    int *key_lines;       /* MAPPING: line of each key */
 };
 
 typedef struct as_yaml_doc {
     as_arena arena;
-    const char *path;       /* for messages */
-    as_yaml_node *root;     /* NULL for an empty document */
+    const char *path;   /* for messages */
+    as_yaml_node *root; /* NULL for an empty document */
 } as_yaml_doc;
 
 /* Parse a file / a buffer; a syntax error names path, line and column. */
@@ -171,8 +171,8 @@ const as_yaml_node *as_yaml_get(const as_yaml_node *map, const char *key);
 
 /* Typed reads of a scalar node, failing with "path:line: key: expected an
  * integer, got 'x'" (key names the value for the message). */
-as_code as_yaml_int(const as_yaml_doc *doc, const as_yaml_node *node, const char *key,
-                    int64_t *out, as_status *st);
+as_code as_yaml_int(const as_yaml_doc *doc, const as_yaml_node *node, const char *key, int64_t *out,
+                    as_status *st);
 as_code as_yaml_double(const as_yaml_doc *doc, const as_yaml_node *node, const char *key,
                        double *out, as_status *st);
 as_code as_yaml_bool(const as_yaml_doc *doc, const as_yaml_node *node, const char *key, bool *out,

@@ -32,7 +32,7 @@ typedef struct cache_entry {
 
 struct fu_mapping_cache {
     cache_entry **bucket;
-    uint64_t mask;     /* buckets - 1 */
+    uint64_t mask; /* buckets - 1 */
     int64_t entries;
     int64_t hits;
     omp_lock_t lock;

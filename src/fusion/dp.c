@@ -52,11 +52,11 @@ typedef struct fu_dp {
     const wl_graph *g;
     fu_objective objective;
     int32_t n_work;
-    int32_t *work;   /* working ops in topological order */
-    front *fronts;   /* per cut point 0 .. n_work (cut k: before work[k]) */
-    int32_t cut;     /* the cut point being reached */
-    int32_t run;     /* the length of the next run to try ending there */
-    fu_plan probe;   /* the layer-by-layer plan, one run merged while checking it */
+    int32_t *work; /* working ops in topological order */
+    front *fronts; /* per cut point 0 .. n_work (cut k: before work[k]) */
+    int32_t cut;   /* the cut point being reached */
+    int32_t run;   /* the length of the next run to try ending there */
+    fu_plan probe; /* the layer-by-layer plan, one run merged while checking it */
 } fu_dp;
 
 /* Add c (reached from front from_cut, point from_point) to f unless a point
@@ -81,7 +81,7 @@ static bool front_add(front *f, fu_objective obj, fu_coords c, int32_t from_cut,
         f->p = grown;
         f->cap = cap;
     }
-    f->p[f->n++] = (point){ c, from_cut, from_point };
+    f->p[f->n++] = (point){c, from_cut, from_point};
     if (f->n > DP_MAX_FRONT) { /* drop the worst point by objective */
         int32_t worst = 0;
         for (int32_t i = 1; i < f->n; i++)
@@ -131,7 +131,7 @@ static as_code try_run(fu_dp *dp, as_status *st)
     fu_coords c = fu_objective_coords(dp->objective, cost.energy_pJ, cost.onchip_energy_pJ,
                                       cost.dram_energy_pJ, cost.cycles);
     for (int32_t i = 0; i < from->n; i++) {
-        fu_coords sum = { from->p[i].c.x + c.x, from->p[i].c.y + c.y };
+        fu_coords sum = {from->p[i].c.x + c.x, from->p[i].c.y + c.y};
         if (!front_add(&dp->fronts[dp->cut], dp->objective, sum, first, i))
             return as_fail(st, AS_ENOMEM, "fusion DP: out of memory");
     }
@@ -184,7 +184,7 @@ as_code fu_dp_new(void **state, fu_evaluator *e, const fu_search_options *o, as_
                                         : as_fail(st, AS_ENOMEM, "fusion DP: out of memory");
     if (rc == AS_OK) {
         dp->n_work = fu_working_ops(dp->g, dp->work);
-        rc = front_add(&dp->fronts[0], dp->objective, (fu_coords){ 0, 0 }, -1, -1)
+        rc = front_add(&dp->fronts[0], dp->objective, (fu_coords){0, 0}, -1, -1)
                  ? AS_OK
                  : as_fail(st, AS_ENOMEM, "fusion DP: out of memory");
     }

@@ -23,9 +23,9 @@
 /* ------------------------------------------------------------------ plans */
 
 typedef struct fu_plan {
-    int32_t n_ops;    /* the graph's op count (g->n_ops) */
-    int32_t *group;   /* per graph op: its group, -1 for ops that do no work (views,
-                         folded shape arithmetic, dead ops); malloc'd */
+    int32_t n_ops;  /* the graph's op count (g->n_ops) */
+    int32_t *group; /* per graph op: its group, -1 for ops that do no work (views,
+                       folded shape arithmetic, dead ops); malloc'd */
     int32_t n_groups;
 } fu_plan;
 
@@ -63,18 +63,18 @@ typedef struct fu_tile {
 
 typedef struct fu_group_cost {
     bool valid;
-    char reason[160];          /* why not: the footprint that does not fit, ... */
-    fu_tile tile;              /* the tile shape chosen */
-    fu_halo_mode halo;         /* the halo mode chosen */
+    char reason[160];  /* why not: the footprint that does not fit, ... */
+    fu_tile tile;      /* the tile shape chosen */
+    fu_halo_mode halo; /* the halo mode chosen */
     int64_t n_tiles;
-    int64_t onchip_bytes;      /* peak footprint: resident weights + live tiles + cached halos,
-                                  with multiple buffering */
-    int64_t dram_bytes;        /* external inputs, outputs, weights (once, or per tile) */
-    int64_t macs;              /* useful */
-    int64_t recomputed_macs;   /* extra MACs of recomputed halos */
+    int64_t onchip_bytes;    /* peak footprint: resident weights + live tiles + cached halos,
+                                with multiple buffering */
+    int64_t dram_bytes;      /* external inputs, outputs, weights (once, or per tile) */
+    int64_t macs;            /* useful */
+    int64_t recomputed_macs; /* extra MACs of recomputed halos */
     int64_t cycles;
     double energy_pJ;
-    double onchip_energy_pJ;   /* from the members' mappings (recompute included) */
+    double onchip_energy_pJ; /* from the members' mappings (recompute included) */
     double dram_energy_pJ;
 } fu_group_cost;
 
@@ -88,10 +88,10 @@ typedef struct fu_plan_cost {
     double dram_energy_pJ;
     double edp_J_cycle;
     int64_t dram_bytes;
-    double op_intensity;       /* 2 * MACs / DRAM bytes */
+    double op_intensity; /* 2 * MACs / DRAM bytes */
     int64_t macs, recomputed_macs;
     int32_t n_groups;
-    fu_group_cost *groups;     /* by canonical group index; malloc'd, fu_plan_cost_free */
+    fu_group_cost *groups; /* by canonical group index; malloc'd, fu_plan_cost_free */
 } fu_plan_cost;
 
 void fu_plan_cost_free(fu_plan_cost *c);
@@ -114,7 +114,7 @@ void fu_mapping_cache_stats(fu_mapping_cache *c, int64_t *hits, int64_t *entries
 typedef struct fu_cost_options {
     map_search_options search;  /* how members are mapped on their tile problems */
     int64_t budget_per_problem; /* mappings per distinct tile problem (0: search default) */
-    int onchip_level;           /* the level that holds fused data; -1: the outermost on-chip level */
+    int onchip_level; /* the level that holds fused data; -1: the outermost on-chip level */
     fu_mapping_cache *shared_mappings; /* NULL: each evaluator maps on its own */
 } fu_cost_options;
 
@@ -147,7 +147,7 @@ typedef enum fu_algorithm {
 } fu_algorithm;
 
 typedef enum fu_objective {
-    FU_OBJ_CASCO,  /* (off-chip energy + on-chip energy) x cycles */
+    FU_OBJ_CASCO, /* (off-chip energy + on-chip energy) x cycles */
     FU_OBJ_EDP,
     FU_OBJ_ENERGY,
     FU_OBJ_CYCLES,
@@ -167,8 +167,7 @@ void fu_search_options_default(fu_search_options *o);
 
 typedef struct fu_search fu_search;
 
-as_code fu_search_init(fu_search **out, fu_evaluator *e, const fu_search_options *o,
-                       as_status *st);
+as_code fu_search_init(fu_search **out, fu_evaluator *e, const fu_search_options *o, as_status *st);
 /* Evaluate up to budget more plans; false once the search has ended. */
 bool fu_search_step(fu_search *s, int64_t budget);
 /* The best plan so far and its cost (both owned by the caller: free them). */

@@ -38,7 +38,7 @@ as_code fu_plan_value(fu_evaluator *e, fu_objective obj, const fu_plan *p, doubl
 
 /* The best plan an algorithm has shown the search so far. */
 typedef struct fu_incumbent {
-    int64_t evaluated;  /* plans scored (GA, ILP); candidate groups scored (DP) */
+    int64_t evaluated; /* plans scored (GA, ILP); candidate groups scored (DP) */
     bool found;
     double value;
     fu_plan plan;
@@ -62,7 +62,12 @@ void fu_ga_free(void *state);
 /* The GA's operators on g alone (no evaluator), for tests, drawing from
  * seed: a random valid plan; a child of plans a and b (crossover, repair,
  * one mutation); one mutation of p, kept when valid (*changed says). */
-typedef enum fu_mutation { FU_MUTATE_MERGE, FU_MUTATE_SPLIT, FU_MUTATE_STEAL, FU_N_MUTATIONS } fu_mutation;
+typedef enum fu_mutation {
+    FU_MUTATE_MERGE,
+    FU_MUTATE_SPLIT,
+    FU_MUTATE_STEAL,
+    FU_N_MUTATIONS
+} fu_mutation;
 as_code fu_ga_random_plan(const wl_graph *g, uint64_t seed, fu_plan *out, as_status *st);
 as_code fu_ga_child(const wl_graph *g, const fu_plan *a, const fu_plan *b, uint64_t seed,
                     fu_plan *out, as_status *st);
@@ -75,8 +80,7 @@ void fu_dp_free(void *state);
 
 /* The plan of FAST's tensor pinning for e's graph (ilp.c, below); the
  * search scores it like any other. */
-as_code fu_ilp_solve(fu_evaluator *e, const fu_search_options *o, fu_plan *out,
-                     as_status *st);
+as_code fu_ilp_solve(fu_evaluator *e, const fu_search_options *o, fu_plan *out, as_status *st);
 
 /* ------------------------------------------- plans and group costs */
 
@@ -135,29 +139,29 @@ const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e);
  * reserved_words[i]).  The ILP minimises the sum of layer times.
  */
 typedef struct fu_ilp_item {
-    int32_t tensor;       /* graph tensor (-1 in hand-built instances) */
-    bool is_weight;       /* weights stay for the whole run; activations join layers */
-    int64_t words;        /* footprint in global memory */
-    int32_t first, last;  /* layer positions it occupies when pinned */
+    int32_t tensor;      /* graph tensor (-1 in hand-built instances) */
+    bool is_weight;      /* weights stay for the whole run; activations join layers */
+    int64_t words;       /* footprint in global memory */
+    int32_t first, last; /* layer positions it occupies when pinned */
 } fu_ilp_item;
 
 typedef struct fu_ilp_saving {
     int32_t item, layer;
-    double dram_cycles;   /* DRAM time layer no longer spends when item is pinned */
+    double dram_cycles; /* DRAM time layer no longer spends when item is pinned */
 } fu_ilp_saving;
 
 typedef struct fu_ilp_instance {
     int32_t n_layers;
-    int32_t *op;              /* graph op of each layer (-1 by hand) */
-    double *compute_cycles;   /* FAST's T_min: every operand on chip */
-    double *dram_cycles;      /* DRAM time with nothing pinned */
-    int64_t *reserved_words;  /* FAST's B_i: global memory the layer streams through */
-    int64_t capacity_words;   /* of global memory */
+    int32_t *op;             /* graph op of each layer (-1 by hand) */
+    double *compute_cycles;  /* FAST's T_min: every operand on chip */
+    double *dram_cycles;     /* DRAM time with nothing pinned */
+    int64_t *reserved_words; /* FAST's B_i: global memory the layer streams through */
+    int64_t capacity_words;  /* of global memory */
     int32_t n_items, max_items;
     fu_ilp_item *items;
     int32_t n_savings, max_savings;
     fu_ilp_saving *savings;
-    as_arena arena;           /* owns every array */
+    as_arena arena; /* owns every array */
 } fu_ilp_instance;
 
 /* n_layers zeroed layers, room for max_items items and max_savings
@@ -174,19 +178,19 @@ as_code fu_ilp_instance_from_graph(fu_ilp_instance *inst, const wl_graph *g, con
 
 /* What a solve found, for reports. */
 typedef struct fu_ilp_report {
-    double objective_cycles;  /* FAST's objective: sum of layer times of the pinning chosen */
-    double unpinned_cycles;   /* the same with nothing pinned */
-    double bound_cycles;      /* CBC's lower bound on the optimum */
-    bool optimal;             /* proven optimal */
-    bool time_limit_reached;  /* stopped by the limit: the best incumbent was used */
+    double objective_cycles; /* FAST's objective: sum of layer times of the pinning chosen */
+    double unpinned_cycles;  /* the same with nothing pinned */
+    double bound_cycles;     /* CBC's lower bound on the optimum */
+    bool optimal;            /* proven optimal */
+    bool time_limit_reached; /* stopped by the limit: the best incumbent was used */
     int32_t n_pinned_weights, n_pinned_activations;
-    int64_t pinned_words;     /* sum over pinned items */
+    int64_t pinned_words; /* sum over pinned items */
 } fu_ilp_report;
 
 /* Solve inst with CBC (silent; time_limit_seconds <= 0: no limit) into
  * pinned[n_items]. */
-as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds,
-                              bool *pinned, fu_ilp_report *report, as_status *st);
+as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds, bool *pinned,
+                              fu_ilp_report *report, as_status *st);
 /* The objective of any pinning (fitting or not). */
 double fu_ilp_objective(const fu_ilp_instance *inst, const bool *pinned);
 /* The plan of a pinning of an instance built from g: layers joined by a

@@ -56,7 +56,7 @@
 
 #define MUTATION_TRIES 8
 #define MORE_MUTATIONS_PERCENT 70 /* chance of one more mutation after each */
-#define RESTART_AFTER 15           /* generations without a better best plan */
+#define RESTART_AFTER 15          /* generations without a better best plan */
 
 /* A slot's value, for ranking. */
 typedef struct ranked {
@@ -70,25 +70,25 @@ typedef struct fu_ga {
     fu_search_options opt;
     ms_rng rng;
     int32_t n_work;
-    int32_t *work;          /* working ops in topological order */
-    int32_t *nb_start;      /* per graph op: its data neighbours are nb[nb_start[o] .. nb_start[o+1]) */
+    int32_t *work;     /* working ops in topological order */
+    int32_t *nb_start; /* per graph op: its data neighbours are nb[nb_start[o] .. nb_start[o+1]) */
     int32_t *nb;
     /* Plans: the population [0, n_pop), sorted best first, then the brood
      * (the generation being scored) [n_pop, n_pop + n_brood); spare plans
      * after that.  All 2 * population slots are allocated at creation. */
     fu_plan *plans;
     double *value;
-    as_status *status;      /* per brood slot, for parallel scoring */
-    ranked *rank;           /* selection's scratch, per slot */
-    fu_plan *sorted;        /* selection's scratch, per slot: plans in rank order */
-    double *sorted_value;   /* and their values */
+    as_status *status;    /* per brood slot, for parallel scoring */
+    ranked *rank;         /* selection's scratch, per slot */
+    fu_plan *sorted;      /* selection's scratch, per slot: plans in rank order */
+    double *sorted_value; /* and their values */
     int n_pop, n_brood, n_scored;
-    int stale;              /* generations since the best plan last changed */
+    int stale; /* generations since the best plan last changed */
     /* Scratch. */
-    fu_plan probe;          /* a plan with gaps in its group ids, made canonical to be checked */
-    int32_t *saved_group;   /* n_ops: a plan's groups before a tentative change */
-    int32_t *members;       /* n_work */
-    uint8_t *visited;       /* n_ops */
+    fu_plan probe;        /* a plan with gaps in its group ids, made canonical to be checked */
+    int32_t *saved_group; /* n_ops: a plan's groups before a tentative change */
+    int32_t *members;     /* n_work */
+    uint8_t *visited;     /* n_ops */
 } fu_ga;
 
 /* ------------------------------------------------------------ neighbours */
@@ -414,7 +414,8 @@ static as_code score(fu_ga *ga, fu_incumbent *inc, int n, as_status *st)
 {
     fu_plan *brood = ga->plans + ga->n_pop;
     double *value = ga->value + ga->n_pop;
-    int first = ga->n_scored, threads = ga->opt.threads > 0 ? ga->opt.threads : omp_get_max_threads();
+    int first = ga->n_scored,
+        threads = ga->opt.threads > 0 ? ga->opt.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
     for (int k = first; k < first + n; k++) {
         as_status_clear(&ga->status[k]);
@@ -450,7 +451,7 @@ static void select_survivors(fu_ga *ga)
     fu_plan *sorted = ga->sorted;
     double *sorted_value = ga->sorted_value;
     for (int k = 0; k < n; k++)
-        order[k] = (ranked){ isnan(ga->value[k]) ? INFINITY : ga->value[k], k };
+        order[k] = (ranked){isnan(ga->value[k]) ? INFINITY : ga->value[k], k};
     qsort(order, (size_t)n, sizeof *order, by_value);
     ga->stale = ga->n_pop > 0 && order[0].slot < ga->n_pop ? ga->stale + 1 : 0;
     /* Distinct plans first, in rank order; duplicates after them, as spares. */
@@ -539,7 +540,8 @@ bool fu_ga_step(void *state, fu_incumbent *inc, int64_t budget, as_status *st)
         return false;
     int64_t start = inc->evaluated;
     while (inc->evaluated - start < budget && inc->evaluated < ga->opt.budget) {
-        int64_t left = budget - (inc->evaluated - start), total_left = ga->opt.budget - inc->evaluated;
+        int64_t left = budget - (inc->evaluated - start),
+                total_left = ga->opt.budget - inc->evaluated;
         if (total_left < left)
             left = total_left;
         if (ga->n_scored == ga->n_brood && breed(ga, st) != AS_OK)
@@ -622,15 +624,15 @@ static void hook_mutate(fu_ga *ga, void *arg)
 as_code fu_ga_random_plan(const wl_graph *g, uint64_t seed, fu_plan *out, as_status *st)
 {
     as_code rc = fu_plan_init(out, g, st);
-    return rc == AS_OK ? with_operators(g, seed, st, hook_random_plan, &(hook_args){ .p = out }, out)
-                         : rc;
+    return rc == AS_OK ? with_operators(g, seed, st, hook_random_plan, &(hook_args){.p = out}, out)
+                       : rc;
 }
 
 as_code fu_ga_child(const wl_graph *g, const fu_plan *a, const fu_plan *b, uint64_t seed,
                     fu_plan *out, as_status *st)
 {
     as_code rc = fu_plan_copy(out, a, st);
-    hook_args h = { .a = a, .b = b, .p = out };
+    hook_args h = {.a = a, .b = b, .p = out};
     return rc == AS_OK ? with_operators(g, seed, st, hook_child, &h, out) : rc;
 }
 
@@ -640,7 +642,7 @@ as_code fu_ga_mutate(const wl_graph *g, fu_plan *p, fu_mutation kind, uint64_t s
     *changed = false;
     if ((unsigned)kind >= FU_N_MUTATIONS)
         return as_fail(st, AS_EINVAL, "fusion GA: unknown mutation %d", (int)kind);
-    hook_args h = { .p = p, .kind = kind };
+    hook_args h = {.p = p, .kind = kind};
     as_code rc = with_operators(g, seed, st, hook_mutate, &h, NULL);
     *changed = h.changed;
     return rc;

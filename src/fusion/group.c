@@ -137,13 +137,13 @@ struct fu_evaluator {
     const wl_graph *g;
     arch_spec a;
     fu_cost_options o;
-    int onchip;       /* level holding fused data, -1: none */
-    int dram;         /* the DRAM backing level, -1: none */
-    int64_t budget;   /* mappings per problem */
+    int onchip;                /* level holding fused data, -1: none */
+    int dram;                  /* the DRAM backing level, -1: none */
+    int64_t budget;            /* mappings per problem */
     fu_mapping_key shared_key; /* its design half, for o.shared_mappings */
-    ptr_table mapped; /* mapped_entry */
-    ptr_table groups; /* group_entry */
-    omp_lock_t lock;  /* guards both tables */
+    ptr_table mapped;          /* mapped_entry */
+    ptr_table groups;          /* group_entry */
+    omp_lock_t lock;           /* guards both tables */
     bool lock_ready;
 };
 

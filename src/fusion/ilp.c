@@ -60,8 +60,7 @@ as_code fu_ilp_instance_init(fu_ilp_instance *inst, int32_t n_layers, int32_t ma
     inst->dram_cycles = as_arena_alloc(&inst->arena, n * sizeof *inst->dram_cycles);
     inst->reserved_words = as_arena_alloc(&inst->arena, n * sizeof *inst->reserved_words);
     inst->items = as_arena_alloc(&inst->arena, ((size_t)max_items + 1) * sizeof *inst->items);
-    inst->savings =
-        as_arena_alloc(&inst->arena, ((size_t)max_savings + 1) * sizeof *inst->savings);
+    inst->savings = as_arena_alloc(&inst->arena, ((size_t)max_savings + 1) * sizeof *inst->savings);
     if (!inst->op || !inst->compute_cycles || !inst->dram_cycles || !inst->reserved_words ||
         !inst->items || !inst->savings) {
         fu_ilp_instance_free(inst);
@@ -228,10 +227,10 @@ static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, b
      * solve abandoned: a limited solve that ends unproven after running at
      * least its limit (wall time is never below CBC's own clock) was ended
      * by the limit. */
-    report->time_limit_reached = Cbc_isSecondsLimitReached(m) != 0 ||
-                                 (time_limit_seconds > 0 && !report->optimal &&
-                                  !Cbc_isProvenInfeasible(m) &&
-                                  elapsed_seconds >= time_limit_seconds);
+    report->time_limit_reached =
+        Cbc_isSecondsLimitReached(m) != 0 ||
+        (time_limit_seconds > 0 && !report->optimal && !Cbc_isProvenInfeasible(m) &&
+         elapsed_seconds >= time_limit_seconds);
     report->bound_cycles = Cbc_getBestPossibleObjValue(m);
     Cbc_deleteModel(m);
     free(coef);
@@ -257,8 +256,8 @@ static void summarise(const fu_ilp_instance *inst, const bool *pinned, fu_ilp_re
     }
 }
 
-as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds,
-                              bool *pinned, fu_ilp_report *report, as_status *st)
+as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds, bool *pinned,
+                              fu_ilp_report *report, as_status *st)
 {
     fu_ilp_report local;
     report = report ? report : &local;
@@ -308,7 +307,6 @@ static int32_t source_tensor(const wl_graph *g, const int32_t *layer_pos, int32_
     }
 }
 
-
 /* Who reads tensor t (through views): whether layer `next` does, and
  * whether anything else does (another layer, a graph output, an op that is
  * neither a layer nor a view) -- then the producer must still write it. */
@@ -356,10 +354,10 @@ typedef struct builder {
     fu_ilp_instance *inst;
     const wl_graph *g;
     const arch_spec *a;
-    int level;               /* global memory, -1 for none */
-    double bytes_per_cycle;  /* DRAM; 0 = free */
-    int32_t *layer_pos;      /* per op */
-    int32_t *weight_item;    /* per tensor: its item, -1 */
+    int level;              /* global memory, -1 for none */
+    double bytes_per_cycle; /* DRAM; 0 = free */
+    int32_t *layer_pos;     /* per op */
+    int32_t *weight_item;   /* per tensor: its item, -1 */
 } builder;
 
 /* Cycles to move tensor t across DRAM at its storage precision. */
@@ -380,9 +378,8 @@ static int64_t words_of(const builder *b, int32_t t)
 static int32_t add_item(builder *b, int32_t t, bool is_weight, int32_t first, int32_t last)
 {
     fu_ilp_instance *inst = b->inst;
-    inst->items[inst->n_items] =
-        (fu_ilp_item){.tensor = t, .is_weight = is_weight, .words = words_of(b, t),
-                      .first = first, .last = last};
+    inst->items[inst->n_items] = (fu_ilp_item){
+        .tensor = t, .is_weight = is_weight, .words = words_of(b, t), .first = first, .last = last};
     return inst->n_items++;
 }
 

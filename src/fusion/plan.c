@@ -285,7 +285,8 @@ static bool group_connected(const wl_graph *g, const fu_plan *p, const dataflow 
                 unite(s->parent, o, d->pred[k]);
         for (int j = 0; j < g->ops[o].n_inputs; j++) {
             int32_t t = fu_through_views(g, g->ops[o].inputs[j]);
-            if (t < 0 || wl_tensor_is_known(&g->tensors[t]) /* sharing a constant is no data in common */)
+            if (t < 0 ||
+                wl_tensor_is_known(&g->tensors[t]) /* sharing a constant is no data in common */)
                 continue;
             if (s->reader_mark[t] == gid)
                 unite(s->parent, o, s->reader[t]);

@@ -25,15 +25,15 @@ fu_coords fu_objective_coords(fu_objective obj, double energy_pJ, double onchip_
     double y = (double)cycles;
     switch (obj) {
     case FU_OBJ_CASCO:
-        return (fu_coords){ (onchip_energy_pJ + dram_energy_pJ) * 1e-12, y };
+        return (fu_coords){(onchip_energy_pJ + dram_energy_pJ) * 1e-12, y};
     case FU_OBJ_EDP:
-        return (fu_coords){ energy_pJ * 1e-12, y };
+        return (fu_coords){energy_pJ * 1e-12, y};
     case FU_OBJ_ENERGY:
-        return (fu_coords){ energy_pJ * 1e-12, 0 };
+        return (fu_coords){energy_pJ * 1e-12, 0};
     case FU_OBJ_CYCLES:
         break;
     }
-    return (fu_coords){ 0, y };
+    return (fu_coords){0, y};
 }
 
 double fu_objective_of(fu_objective obj, fu_coords c)
@@ -57,10 +57,10 @@ as_code fu_plan_value(fu_evaluator *e, fu_objective obj, const fu_plan *p, doubl
     memset(&c, 0, sizeof c);
     as_code rc = fu_plan_evaluate(e, p, &c, st);
     if (rc == AS_OK)
-        *value = c.valid ? fu_objective_of(obj, fu_objective_coords(obj, c.energy_pJ,
-                                                                      c.onchip_energy_pJ,
-                                                                      c.dram_energy_pJ, c.cycles))
-                         : INFINITY;
+        *value =
+            c.valid ? fu_objective_of(obj, fu_objective_coords(obj, c.energy_pJ, c.onchip_energy_pJ,
+                                                               c.dram_energy_pJ, c.cycles))
+                    : INFINITY;
     fu_plan_cost_free(&c);
     return rc;
 }
@@ -134,9 +134,9 @@ typedef struct algorithm {
 
 /* By fu_algorithm; FU_ALGO_NONE has none (the baseline is the answer). */
 static const algorithm algorithms[] = {
-    [FU_ALGO_GA] = { fu_ga_new, fu_ga_step, fu_ga_free },
-    [FU_ALGO_DP] = { fu_dp_new, fu_dp_step, fu_dp_free },
-    [FU_ALGO_ILP] = { ilp_new, ilp_step, ilp_free },
+    [FU_ALGO_GA] = {fu_ga_new, fu_ga_step, fu_ga_free},
+    [FU_ALGO_DP] = {fu_dp_new, fu_dp_step, fu_dp_free},
+    [FU_ALGO_ILP] = {ilp_new, ilp_step, ilp_free},
 };
 
 struct fu_search {
@@ -146,8 +146,8 @@ struct fu_search {
     void *state;
     fu_incumbent best;
     bool ended;
-    as_status status;      /* why the algorithm stopped early, when an error stopped it */
-    as_curve curve;        /* best value after each step */
+    as_status status; /* why the algorithm stopped early, when an error stopped it */
+    as_curve curve;   /* best value after each step */
 };
 
 void fu_search_options_default(fu_search_options *o)
@@ -199,8 +199,7 @@ static as_code offer_baseline(fu_search *s, as_status *st)
     return rc;
 }
 
-as_code fu_search_init(fu_search **out, fu_evaluator *e, const fu_search_options *o,
-                       as_status *st)
+as_code fu_search_init(fu_search **out, fu_evaluator *e, const fu_search_options *o, as_status *st)
 {
     *out = NULL;
     as_code rc = check_options(o, st);

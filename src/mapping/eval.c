@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const DS_NAME[WL_NDATASPACES] = { "Weights", "Inputs", "Outputs" };
+static const char *const DS_NAME[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
 
 const char *map_validity_name(map_validity v)
 {
@@ -81,8 +81,8 @@ static bool check_shape(const arch_spec *a, const map_mapping *m, map_eval *out)
             return invalid(out, MAP_INVALID_SHAPE, "level %d (%s): loop order is not a permutation",
                            l, a->level[l].name);
         if (ml->spatial_split < 0 || ml->spatial_split > WL_NDIMS)
-            return invalid(out, MAP_INVALID_SHAPE, "level %d (%s): spatial split %d out of 0..%d", l,
-                           a->level[l].name, ml->spatial_split, WL_NDIMS);
+            return invalid(out, MAP_INVALID_SHAPE, "level %d (%s): spatial split %d out of 0..%d",
+                           l, a->level[l].name, ml->spatial_split, WL_NDIMS);
         for (int d = 0; d < WL_NDIMS; d++)
             if (ml->temporal[d] < 1 || ml->spatial[d] < 1)
                 return invalid(out, MAP_INVALID_FACTORS, "level %d (%s) dim %s: factor %lld < 1", l,
@@ -104,7 +104,8 @@ static bool check_factors(const wl_problem *p, const map_mapping *m, map_eval *o
                 product *= m->level[l].spatial[d];
         }
         if (product != bound)
-            return invalid(out, MAP_INVALID_FACTORS, "dim %s: factors multiply to %s%lld, bound is %lld",
+            return invalid(out, MAP_INVALID_FACTORS,
+                           "dim %s: factors multiply to %s%lld, bound is %lld",
                            wl_dim_name((wl_dim)d), product > bound ? "more than " : "",
                            (long long)(product > bound ? bound : product), (long long)bound);
     }
@@ -117,8 +118,9 @@ static bool check_keep(const arch_spec *a, const map_mapping *m, map_eval *out)
     int top = m->n_levels - 1;
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         if (!m->level[top].keep[ds])
-            return invalid(out, MAP_INVALID_KEEP, "level %d (%s) %s: the backing store must keep it",
-                           top, a->level[top].name, DS_NAME[ds]);
+            return invalid(out, MAP_INVALID_KEEP,
+                           "level %d (%s) %s: the backing store must keep it", top,
+                           a->level[top].name, DS_NAME[ds]);
     return true;
 }
 
@@ -128,14 +130,14 @@ static bool check_fanout(const arch_spec *a, const map_mapping *m, map_eval *out
 {
     for (int l = 0; l < m->n_levels; l++) {
         const map_level *ml = &m->level[l];
-        int64_t used[2] = { 1, 1 };
+        int64_t used[2] = {1, 1};
         for (int i = 0; i < WL_NDIMS; i++)
             used[i >= ml->spatial_split] *= ml->spatial[ml->spatial_order[i]];
         int child_x = l == 0 ? a->compute.mesh_x : a->level[l - 1].mesh_x;
         int child_y = l == 0 ? a->compute.mesh_y : a->level[l - 1].mesh_y;
         int own_x = a->level[l].mesh_x > 0 ? a->level[l].mesh_x : 1;
         int own_y = a->level[l].mesh_y > 0 ? a->level[l].mesh_y : 1;
-        int64_t fanout[2] = { child_x / own_x, child_y / own_y };
+        int64_t fanout[2] = {child_x / own_x, child_y / own_y};
         for (int axis = 0; axis < 2; axis++)
             if (used[axis] > fanout[axis])
                 return invalid(out, MAP_INVALID_FANOUT,
@@ -164,17 +166,18 @@ static bool check_capacity(const arch_spec *a, const map_mapping *m, map_eval *o
             int64_t tile = m->level[l].keep[ds] ? out->level[l].ds[ds].tile_words : 0;
             int64_t room = (int64_t)floor((double)al->size_words_by_ds[ds] / buffering);
             if (tile > room)
-                return invalid(out, MAP_INVALID_CAPACITY,
-                               "level %d (%s) %s: tile %lld words exceeds %lld (size %lld / buffering %g)",
-                               l, al->name, DS_NAME[ds], (long long)tile, (long long)room,
-                               (long long)al->size_words_by_ds[ds], buffering);
+                return invalid(
+                    out, MAP_INVALID_CAPACITY,
+                    "level %d (%s) %s: tile %lld words exceeds %lld (size %lld / buffering %g)", l,
+                    al->name, DS_NAME[ds], (long long)tile, (long long)room,
+                    (long long)al->size_words_by_ds[ds], buffering);
         }
         int64_t room = (int64_t)floor((double)al->size_words / buffering);
         if (!split && al->size_words > 0 && total > room)
             return invalid(out, MAP_INVALID_CAPACITY,
-                           "level %d (%s): tiles %lld words exceed %lld (size %lld / buffering %g)", l,
-                           al->name, (long long)total, (long long)room, (long long)al->size_words,
-                           buffering);
+                           "level %d (%s): tiles %lld words exceed %lld (size %lld / buffering %g)",
+                           l, al->name, (long long)total, (long long)room,
+                           (long long)al->size_words, buffering);
     }
     return true;
 }
@@ -183,10 +186,10 @@ static bool check_capacity(const arch_spec *a, const map_mapping *m, map_eval *o
 
 /* One storage level, one data space, as tiling.cpp carries it. */
 typedef struct level_traffic {
-    int64_t size;          /* tile words (0 once bypassed) */
-    int64_t partition;     /* words one instance ever holds */
-    double content;        /* accesses by its children: sum of group accesses */
-    double parent_share;   /* what one instance receives from its parent */
+    int64_t size;        /* tile words (0 once bypassed) */
+    int64_t partition;   /* words one instance ever holds */
+    double content;      /* accesses by its children: sum of group accesses */
+    double parent_share; /* what one instance receives from its parent */
     int n_groups;
     nest_group group[NEST_MAX_GROUPS];
     double accesses[NEST_MAX_GROUPS]; /* parent reads per multicast group class */
@@ -222,9 +225,10 @@ static bool raw_traffic(const nest *n, const wl_dataspace *ds, int n_levels,
         tl->size = nest_box_words(ds, n->tile_extent[l]);
         if (n->n_spatial[l] == 0) {
             tl->n_groups = 1;
-            tl->group[0] = (nest_group){ 1, 1 };
+            tl->group[0] = (nest_group){1, 1};
         } else {
-            tl->n_groups = nest_multicast_groups(n, ds, l, tl->group, out->reason, sizeof out->reason);
+            tl->n_groups =
+                nest_multicast_groups(n, ds, l, tl->group, out->reason, sizeof out->reason);
             if (tl->n_groups < 0) {
                 out->validity = MAP_INVALID_SHAPE;
                 return false;
@@ -239,12 +243,13 @@ static bool raw_traffic(const nest *n, const wl_dataspace *ds, int n_levels,
     t[top].parent_share = 0;
     for (int l = top - 1; l >= 0; l--) {
         const level_traffic *parent = &t[l + 1];
-        int64_t denominator = n->n_spatial[l + 1] ? nest_box_words(ds, n->spread_extent[l + 1]) : t[l].size;
+        int64_t denominator =
+            n->n_spatial[l + 1] ? nest_box_words(ds, n->spread_extent[l + 1]) : t[l].size;
         t[l].partition = parent->partition * t[l].size / denominator;
         t[l].parent_share = 0;
         for (int g = 0; g < parent->n_groups; g++)
-            t[l].parent_share += parent->accesses[g] * (double)parent->group[g].multicast /
-                                 (double)n->fanout[l + 1];
+            t[l].parent_share +=
+                parent->accesses[g] * (double)parent->group[g].multicast / (double)n->fanout[l + 1];
     }
     return true;
 }
@@ -307,7 +312,8 @@ static void store_counts(const nest *n, int ds, bool read_write, int n_levels,
             s->utilized_instances = n->replication[l];
             if (read_write) {
                 s->updates = (int64_t)round(tl->content);
-                s->reads = s->temporal_reductions = (int64_t)round(tl->content - (double)tl->partition);
+                s->reads = s->temporal_reductions =
+                    (int64_t)round(tl->content - (double)tl->partition);
                 s->fills = (int64_t)round(outermost ? tl->parent_share
                                                     : tl->parent_share - (double)tl->partition);
             } else {
@@ -457,9 +463,12 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
             out->energy_pJ += out->level[l].net[ds].energy_pJ;
     }
-    int64_t lanes = a->compute.kind == ARCH_COMPUTE_MAC ? 1 : (int64_t)a->compute.rows *
-                    (a->compute.kind == ARCH_COMPUTE_SYSTOLIC ? a->compute.cols : 1);
-    double peak_macs = (double)(a->compute.instances > 0 ? a->compute.instances : 1) * (double)lanes;
+    int64_t lanes = a->compute.kind == ARCH_COMPUTE_MAC
+                        ? 1
+                        : (int64_t)a->compute.rows *
+                              (a->compute.kind == ARCH_COMPUTE_SYSTOLIC ? a->compute.cols : 1);
+    double peak_macs =
+        (double)(a->compute.instances > 0 ? a->compute.instances : 1) * (double)lanes;
     out->utilization = (double)out->macs / peak_macs / (double)out->cycles;
     out->edp_J_cycle = out->energy_pJ * 1e-12 * (double)out->cycles;
 }

@@ -19,19 +19,19 @@
  * the trivial factors dropped). */
 typedef struct nest_loop {
     wl_dim dim;
-    int level;        /* the storage level whose block holds it */
+    int level; /* the storage level whose block holds it */
     bool spatial;
     int64_t bound;
-    int64_t step;     /* op-space stride of one iteration: product of the
-                         bounds of the inner loops over the same dim */
+    int64_t step; /* op-space stride of one iteration: product of the
+                     bounds of the inner loops over the same dim */
 } nest_loop;
 
 typedef struct nest {
     int n_loops;
     nest_loop loop[NEST_MAX_LOOPS];
-    int first[ARCH_MAX_LEVELS];      /* a level's innermost loop ... */
-    int boundary[ARCH_MAX_LEVELS];   /* ... and its outermost (the tiling boundary) */
-    int n_spatial[ARCH_MAX_LEVELS];  /* its spatial loops: first .. first + n_spatial - 1 */
+    int first[ARCH_MAX_LEVELS];     /* a level's innermost loop ... */
+    int boundary[ARCH_MAX_LEVELS];  /* ... and its outermost (the tiling boundary) */
+    int n_spatial[ARCH_MAX_LEVELS]; /* its spatial loops: first .. first + n_spatial - 1 */
     /* Op-space extent per dimension of a level's tile (the subnest up to its
      * boundary) and of the region spread over its children (up to its
      * outermost spatial loop; equals the child tile when it has none). */

@@ -51,16 +51,16 @@ typedef struct map_ds_stats {
     int64_t fills;
     int64_t updates;
     int64_t temporal_reductions;
-    int64_t tile_words;        /* utilized capacity */
-    int64_t partition_words;   /* the part of the tensor one instance ever holds */
+    int64_t tile_words;      /* utilized capacity */
+    int64_t partition_words; /* the part of the tensor one instance ever holds */
     int64_t utilized_instances;
-    double energy_pJ;          /* all utilized instances */
+    double energy_pJ; /* all utilized instances */
 } map_ds_stats;
 
 /* The network from a level to its children, one data space. */
 typedef struct map_net_stats {
     int64_t fanout;
-    int64_t multicast_factor;  /* largest group of children sharing one delivery */
+    int64_t multicast_factor; /* largest group of children sharing one delivery */
     int64_t spatial_reductions;
     double energy_pJ;
 } map_net_stats;
@@ -70,22 +70,22 @@ typedef struct map_level_stats {
     map_ds_stats ds[WL_NDATASPACES];
     map_net_stats net[WL_NDATASPACES];
     int64_t utilized_instances;
-    int64_t cycles;            /* this level's bandwidth-limited cycles */
-    double energy_pJ;          /* all data spaces, leakage included */
+    int64_t cycles;   /* this level's bandwidth-limited cycles */
+    double energy_pJ; /* all data spaces, leakage included */
     double leak_pJ;
 } map_level_stats;
 
 typedef struct map_eval {
     map_validity validity;
-    char reason[160];          /* why not valid: names the level, data space, numbers */
+    char reason[160]; /* why not valid: names the level, data space, numbers */
     int64_t macs;
-    int64_t utilized_macs;     /* MAC units busy */
-    int64_t compute_cycles;    /* temporal iterations (plus systolic fill/drain) */
-    int64_t cycles;            /* compute cycles stretched by the slowest level */
-    double utilization;        /* ideal compute cycles / cycles */
+    int64_t utilized_macs;  /* MAC units busy */
+    int64_t compute_cycles; /* temporal iterations (plus systolic fill/drain) */
+    int64_t cycles;         /* compute cycles stretched by the slowest level */
+    double utilization;     /* ideal compute cycles / cycles */
     double mac_energy_pJ;
-    double energy_pJ;          /* MACs + levels + networks */
-    double edp_J_cycle;        /* energy [J] * cycles */
+    double energy_pJ;   /* MACs + levels + networks */
+    double edp_J_cycle; /* energy [J] * cycles */
     int n_levels;
     map_level_stats level[ARCH_MAX_LEVELS];
 } map_eval;
@@ -144,8 +144,8 @@ typedef struct map_timeloop_case {
 /* Read a timeloop-model input (v0.4 flattened architecture tree, problem,
  * mapping) and optionally its ERT and ART tables (NULL: energies and
  * areas from accelsearch's tables).  Errors name file, line and key. */
-as_code map_timeloop_load(const char *model_input_path, const char *ert_path,
-                          const char *art_path, map_timeloop_case *out, as_status *st);
+as_code map_timeloop_load(const char *model_input_path, const char *ert_path, const char *art_path,
+                          map_timeloop_case *out, as_status *st);
 
 /* -------------------------------------------------------------- mapper */
 
@@ -175,14 +175,15 @@ typedef struct map_search_options {
     map_algorithm algorithm;
     map_objective objective;
     uint64_t seed;
-    int threads;               /* 0 = OpenMP's default */
-    int64_t search_size;       /* stop after this many valid mappings (0 = no limit) */
-    int64_t victory_condition; /* stop after this many valid mappings without improvement (0 = off) */
+    int threads;         /* 0 = OpenMP's default */
+    int64_t search_size; /* stop after this many valid mappings (0 = no limit) */
+    int64_t
+        victory_condition; /* stop after this many valid mappings without improvement (0 = off) */
     int64_t consecutive_invalid_limit; /* stop after this many invalid mappings in a row (0 = off;
                                         * Timeloop's mapper `timeout`) */
-    double timeout_seconds;    /* 0 = none */
-    bool allow_padding;        /* FAST: pad awkward dimensions to friendlier bounds */
-    bool allow_imperfect;      /* remainder tiles where they help */
+    double timeout_seconds;            /* 0 = none */
+    bool allow_padding;                /* FAST: pad awkward dimensions to friendlier bounds */
+    bool allow_imperfect;              /* remainder tiles where they help */
 } map_search_options;
 
 /* Defaults: heuristic, EDP, seed 1, one thread, no limits, padding and
@@ -212,7 +213,7 @@ void map_search_free(map_search *s);
 /* Timeloop mapper input: the model input plus architecture constraints
  * (into arch.level[].constraints) and mapper settings (into options). */
 typedef struct map_mapper_case {
-    map_timeloop_case model;  /* arch (with constraints), problem; mapping unused */
+    map_timeloop_case model; /* arch (with constraints), problem; mapping unused */
     map_search_options options;
 } map_mapper_case;
 
@@ -246,23 +247,23 @@ const char *map_component_name(map_component c);
  * every layer reads its inputs and weights from DRAM and writes its
  * outputs back. */
 typedef struct map_layer_result {
-    int32_t op;                /* graph op */
-    int32_t problem_class;     /* index of the distinct problem it shares (-1: non-compute) */
-    bool mapped;               /* false: a compute op an interruption left unmapped (costs 0) */
-    int64_t macs;              /* useful MACs (padding excluded) */
-    int64_t padded_macs;       /* MACs executed, padding included */
+    int32_t op;            /* graph op */
+    int32_t problem_class; /* index of the distinct problem it shares (-1: non-compute) */
+    bool mapped;           /* false: a compute op an interruption left unmapped (costs 0) */
+    int64_t macs;          /* useful MACs (padding excluded) */
+    int64_t padded_macs;   /* MACs executed, padding included */
     int64_t cycles;
     double energy_pJ;
     double energy_by_component_pJ[MAP_N_COMPONENTS]; /* map_component */
     double utilization;
     int64_t dram_bytes;
-    map_mapping mapping;       /* compute ops */
-    wl_problem problem;        /* compute ops: the problem mapped (padded when padding was chosen) */
+    map_mapping mapping; /* compute ops */
+    wl_problem problem;  /* compute ops: the problem mapped (padded when padding was chosen) */
 } map_layer_result;
 
 typedef struct map_network_result {
     int32_t n_layers;
-    map_layer_result *layers;  /* malloc'd; map_network_free */
+    map_layer_result *layers; /* malloc'd; map_network_free */
     int32_t n_distinct_problems;
     int64_t mappings_evaluated;
     int64_t cycles;
@@ -270,12 +271,12 @@ typedef struct map_network_result {
     double energy_pJ;
     double edp_J_cycle;
     int64_t dram_bytes;
-    double op_intensity;       /* 2 * MACs / DRAM bytes */
-    bool interrupted;          /* stopped early by the caller's flag: results are best so far */
-    int64_t macs;              /* useful MACs of all layers */
-    double utilization;        /* macs / (peak MACs per cycle * cycles) */
+    double op_intensity; /* 2 * MACs / DRAM bytes */
+    bool interrupted;    /* stopped early by the caller's flag: results are best so far */
+    int64_t macs;        /* useful MACs of all layers */
+    double utilization;  /* macs / (peak MACs per cycle * cycles) */
     double energy_by_component_pJ[MAP_N_COMPONENTS];
-    int32_t n_unmapped;        /* compute layers left unmapped (interrupted runs only) */
+    int32_t n_unmapped; /* compute layers left unmapped (interrupted runs only) */
 } map_network_result;
 
 typedef struct map_network_options {

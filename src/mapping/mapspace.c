@@ -100,7 +100,8 @@ static void shuffle(ms_rng *r, uint8_t *v, int n)
 
 /* Kept tiles fit floor(size / multiple_buffering), in total or per data
  * space when the capacity is split -- map_evaluate's check_capacity. */
-static bool level_fits(const arch_level *al, const int64_t words[WL_NDATASPACES], const bool keep[WL_NDATASPACES])
+static bool level_fits(const arch_level *al, const int64_t words[WL_NDATASPACES],
+                       const bool keep[WL_NDATASPACES])
 {
     double buffering = al->multiple_buffering > 0 ? al->multiple_buffering : 1.0;
     bool split = false;
@@ -111,7 +112,8 @@ static bool level_fits(const arch_level *al, const int64_t words[WL_NDATASPACES]
     }
     if (split) {
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
-            if (keep[ds] && words[ds] > (int64_t)floor((double)al->size_words_by_ds[ds] / buffering))
+            if (keep[ds] &&
+                words[ds] > (int64_t)floor((double)al->size_words_by_ds[ds] / buffering))
                 return false;
         return true;
     }
@@ -159,7 +161,8 @@ bool ms_prune(const ms_space *s, const ms_point *pt)
         if (x > s->fanout_x[l] || y > s->fanout_y[l])
             return false;
         if (c->min_spatial_utilization > 0 &&
-            (double)(x * y) < c->min_spatial_utilization * (double)(s->fanout_x[l] * s->fanout_y[l]) - 1e-9)
+            (double)(x * y) <
+                c->min_spatial_utilization * (double)(s->fanout_x[l] * s->fanout_y[l]) - 1e-9)
             return false;
         for (int d = 0; d < WL_NDIMS; d++)
             if (c->temporal_max[d] > 0 && ml->temporal[d] > c->temporal_max[d])
@@ -303,16 +306,16 @@ as_code ms_init(ms_space *s, const arch_spec *a, const wl_problem *p, bool pad, 
         level_fanout(a, l, &s->fanout_x[l], &s->fanout_y[l]);
         for (int ds = 0; ds < WL_NDATASPACES; ds++) {
             arch_keep k = al->constraints.keep[ds];
-            s->keep[l][ds] = l == top                   ? ARCH_KEEP_ALWAYS
+            s->keep[l][ds] = l == top                      ? ARCH_KEEP_ALWAYS
                              : al->cls == ARCH_CLASS_DUMMY ? ARCH_KEEP_NEVER
                                                            : k;
         }
         bool spreads = s->fanout_x[l] * s->fanout_y[l] > 1;
         for (int d = 0; d < WL_NDIMS; d++) {
             if (al->constraints.temporal_factor[d] == 0)
-                s->slot[d][s->n_slots[d]++] = (ms_slot){ (int8_t)l, false };
+                s->slot[d][s->n_slots[d]++] = (ms_slot){(int8_t)l, false};
             if (spreads && al->constraints.spatial_factor[d] == 0)
-                s->slot[d][s->n_slots[d]++] = (ms_slot){ (int8_t)l, true };
+                s->slot[d][s->n_slots[d]++] = (ms_slot){(int8_t)l, true};
         }
     }
     add_variant(s, s->original.bound);
@@ -348,7 +351,9 @@ void ms_blank(const ms_space *s, int variant, ms_point *pt)
         prefixed_order(c->temporal_order, prefix_length(c->n_temporal_order), ml->temporal_order);
         prefixed_order(c->spatial_order, prefix_length(c->n_spatial_order), ml->spatial_order);
         if (c->spatial_split_fixed)
-            ml->spatial_split = c->spatial_split < 0 ? 0 : c->spatial_split > WL_NDIMS ? WL_NDIMS : c->spatial_split;
+            ml->spatial_split = c->spatial_split < 0          ? 0
+                                : c->spatial_split > WL_NDIMS ? WL_NDIMS
+                                                              : c->spatial_split;
         else
             ml->spatial_split = s->fanout_x[l] == 1 && s->fanout_y[l] > 1 ? 0 : WL_NDIMS;
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
@@ -359,7 +364,8 @@ void ms_blank(const ms_space *s, int variant, ms_point *pt)
 /* Whether the level's split may move (both axes exist, not fixed). */
 static bool split_free(const ms_space *s, int l)
 {
-    return !s->arch.level[l].constraints.spatial_split_fixed && s->fanout_x[l] > 1 && s->fanout_y[l] > 1;
+    return !s->arch.level[l].constraints.spatial_split_fixed && s->fanout_x[l] > 1 &&
+           s->fanout_y[l] > 1;
 }
 
 /* ---------------------------------------------------------------- random */
@@ -492,7 +498,8 @@ static bool move_axis(const ms_space *s, ms_rng *r, ms_point *pt)
         return false;
     int p = position_of(ml->spatial_order, d);
     if (p < ml->spatial_split) { /* X -> first of Y */
-        memmove(&ml->spatial_order[p], &ml->spatial_order[p + 1], (size_t)(ml->spatial_split - 1 - p));
+        memmove(&ml->spatial_order[p], &ml->spatial_order[p + 1],
+                (size_t)(ml->spatial_split - 1 - p));
         ml->spatial_order[--ml->spatial_split] = (uint8_t)d;
     } else { /* Y -> last of X */
         memmove(&ml->spatial_order[ml->spatial_split + 1], &ml->spatial_order[ml->spatial_split],
@@ -538,10 +545,10 @@ bool ms_mutate(const ms_space *s, ms_rng *r, ms_point *pt)
  * stationary), and channels first (row-stationary-like).
  */
 static const uint8_t STYLE[MS_GREEDY_STYLES][WL_NDIMS] = {
-    { WL_DIM_R, WL_DIM_S, WL_DIM_C, WL_DIM_M, WL_DIM_P, WL_DIM_Q, WL_DIM_N, WL_DIM_G },
-    { WL_DIM_Q, WL_DIM_P, WL_DIM_N, WL_DIM_S, WL_DIM_R, WL_DIM_C, WL_DIM_M, WL_DIM_G },
-    { WL_DIM_M, WL_DIM_R, WL_DIM_S, WL_DIM_Q, WL_DIM_P, WL_DIM_C, WL_DIM_N, WL_DIM_G },
-    { WL_DIM_C, WL_DIM_M, WL_DIM_S, WL_DIM_R, WL_DIM_Q, WL_DIM_P, WL_DIM_N, WL_DIM_G },
+    {WL_DIM_R, WL_DIM_S, WL_DIM_C, WL_DIM_M, WL_DIM_P, WL_DIM_Q, WL_DIM_N, WL_DIM_G},
+    {WL_DIM_Q, WL_DIM_P, WL_DIM_N, WL_DIM_S, WL_DIM_R, WL_DIM_C, WL_DIM_M, WL_DIM_G},
+    {WL_DIM_M, WL_DIM_R, WL_DIM_S, WL_DIM_Q, WL_DIM_P, WL_DIM_C, WL_DIM_N, WL_DIM_G},
+    {WL_DIM_C, WL_DIM_M, WL_DIM_S, WL_DIM_R, WL_DIM_Q, WL_DIM_P, WL_DIM_N, WL_DIM_G},
 };
 
 /* Free positions of each order follow the style. */
@@ -599,7 +606,8 @@ static void fill_axis(ms_point *pt, int l, const uint8_t *dims, int n, int64_t c
 /* Whether d has a free spatial slot at level l. */
 static bool spatial_slot_free(const ms_space *s, int l, int d)
 {
-    return s->fanout_x[l] * s->fanout_y[l] > 1 && s->arch.level[l].constraints.spatial_factor[d] == 0;
+    return s->fanout_x[l] * s->fanout_y[l] > 1 &&
+           s->arch.level[l].constraints.spatial_factor[d] == 0;
 }
 
 /* Spatial factors of level l: X first, then Y, each as full as the free
@@ -609,8 +617,8 @@ static void greedy_spatial(const ms_space *s, int l, int style, ms_point *pt, in
 {
     map_level *ml = &pt->m.level[l];
     uint8_t dims[2][WL_NDIMS];
-    int n[2] = { 0, 0 };
-    bool used[2][WL_NDIMS] = { { false } };
+    int n[2] = {0, 0};
+    bool used[2][WL_NDIMS] = {{false}};
     int64_t x, y;
     spatial_use(ml, &x, &y);
     bool free_axis = split_free(s, l) && s->arch.level[l].constraints.n_spatial_order == 0;
@@ -676,7 +684,7 @@ bool ms_greedy(const ms_space *s, int variant, int style, ms_point *pt)
                 continue;
             for (int k = 0; k < v->n_primes[d]; k++) {
                 int64_t q = v->prime[d][k];
-                if (left[d] % q != 0 || !factor_fits(s, pt, (ms_slot){ (int8_t)l, false }, d, q))
+                if (left[d] % q != 0 || !factor_fits(s, pt, (ms_slot){(int8_t)l, false}, d, q))
                     continue;
                 pt->m.level[l].temporal[d] *= q;
                 left[d] /= q;
@@ -699,7 +707,8 @@ bool ms_greedy(const ms_space *s, int variant, int style, ms_point *pt)
 
 /* Ordered factorisations of n into k slots, appended to out (NULL: count
  * only); returns the count. */
-static int64_t factorisations(int64_t n, int k, int64_t *prefix, int depth, int64_t *out, int64_t at)
+static int64_t factorisations(int64_t n, int k, int64_t *prefix, int depth, int64_t *out,
+                              int64_t at)
 {
     if (depth == k - 1) {
         if (out) {
@@ -746,12 +755,12 @@ static int64_t factorial(int n)
 
 /* The shape of the inner odometer of one level for a factorisation. */
 typedef struct inner_radix {
-    int n_loops;        /* free temporal loops of factor > 1 */
+    int n_loops; /* free temporal loops of factor > 1 */
     uint8_t loop[WL_NDIMS];
-    int64_t orders;     /* n_loops! */
-    int n_spread;       /* spatial loops of factor > 1 */
+    int64_t orders; /* n_loops! */
+    int n_spread;   /* spatial loops of factor > 1 */
     uint8_t spread[WL_NDIMS];
-    int64_t axes;       /* 2^n_spread, 9 splits, or 1 */
+    int64_t axes; /* 2^n_spread, 9 splits, or 1 */
     int n_keeps;
     uint8_t keep_ds[WL_NDATASPACES];
 } inner_radix;
@@ -770,8 +779,8 @@ static void level_radix(const ms_space *s, const ms_point *pt, int l, inner_radi
     }
     ir->orders = factorial(ir->n_loops);
     ir->axes = !split_free(s, l) || ir->n_spread == 0 ? 1
-               : c->n_spatial_order > 0              ? WL_NDIMS + 1
-                                                     : (int64_t)1 << ir->n_spread;
+               : c->n_spatial_order > 0               ? WL_NDIMS + 1
+                                                      : (int64_t)1 << ir->n_spread;
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         if (s->keep[l][ds] == ARCH_KEEP_FREE)
             ir->keep_ds[ir->n_keeps++] = (uint8_t)ds;
@@ -889,7 +898,8 @@ static void factorisation_point(const ms_enum *e, const ms_space *s, ms_point *p
     for (int d = 0; d < WL_NDIMS; d++) {
         const ms_factor_list *fl = &e->list[e->variant][d];
         for (int k = 0; k < s->n_slots[d]; k++)
-            *slot_factor(pt, s->slot[d][k], d) *= fl->value[(int64_t)e->index[d] * s->n_slots[d] + k];
+            *slot_factor(pt, s->slot[d][k], d) *=
+                fl->value[(int64_t)e->index[d] * s->n_slots[d] + k];
     }
 }
 
@@ -949,10 +959,11 @@ as_code ms_enum_init(ms_enum *e, const ms_space *s, int64_t max_points, as_statu
         if (e->points > max_points) {
             int64_t seen = e->points;
             ms_enum_free(e);
-            return as_fail(st, AS_EINVAL,
-                           "mapper: map space has more than %lld points (%lld factorisations), over the "
-                           "exhaustive limit %lld; use the heuristic or random-pruned search",
-                           (long long)seen, (long long)tuples, (long long)max_points);
+            return as_fail(
+                st, AS_EINVAL,
+                "mapper: map space has more than %lld points (%lld factorisations), over the "
+                "exhaustive limit %lld; use the heuristic or random-pruned search",
+                (long long)seen, (long long)tuples, (long long)max_points);
         }
     }
     e->variant = 0;

@@ -33,9 +33,9 @@ typedef struct ms_slot {
 /* One problem the search may map: the original or a padded copy. */
 typedef struct ms_variant {
     wl_problem problem;
-    bool feasible;                      /* fixed factors divide every bound */
-    int64_t rest[WL_NDIMS];             /* bound / product of fixed factors */
-    int n_primes[WL_NDIMS];             /* prime factors of rest, ascending */
+    bool feasible;          /* fixed factors divide every bound */
+    int64_t rest[WL_NDIMS]; /* bound / product of fixed factors */
+    int n_primes[WL_NDIMS]; /* prime factors of rest, ascending */
     int64_t prime[WL_NDIMS][MS_MAX_PRIMES];
 } ms_variant;
 
@@ -72,7 +72,7 @@ static inline uint64_t ms_rng_next(ms_rng *r)
 
 static inline ms_rng ms_rng_stream(uint64_t seed, uint64_t index)
 {
-    ms_rng r = { seed ^ (index * 0xd1b54a32d192ed03ull) };
+    ms_rng r = {seed ^ (index * 0xd1b54a32d192ed03ull)};
     r.s = ms_rng_next(&r);
     return r;
 }
@@ -133,7 +133,7 @@ typedef struct ms_enum {
     int variant;
     int index[WL_NDIMS]; /* current factorisation per dimension */
     bool done;
-    int64_t points;      /* size of the whole space (inner points summed) */
+    int64_t points; /* size of the whole space (inner points summed) */
 } ms_enum;
 
 /* Count the space and prepare the lists; AS_EINVAL naming the size when it

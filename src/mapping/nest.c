@@ -30,8 +30,8 @@ static void append_block(nest *n, const map_level *ml, int level, bool spatial)
     for (int i = 0; i < WL_NDIMS; i++) {
         wl_dim d = (wl_dim)order[i];
         if (factor[d] > 1)
-            n->loop[n->n_loops++] = (nest_loop){ .dim = d, .level = level, .spatial = spatial,
-                                                 .bound = factor[d] };
+            n->loop[n->n_loops++] =
+                (nest_loop){.dim = d, .level = level, .spatial = spatial, .bound = factor[d]};
     }
 }
 
@@ -57,7 +57,7 @@ void nest_build(const map_mapping *m, int n_levels, nest *n)
         int temporal_start = n->n_loops;
         append_block(n, ml, l, false);
         if (n->n_loops == temporal_start)
-            n->loop[n->n_loops++] = (nest_loop){ .dim = WL_DIM_N, .level = l, .bound = 1 };
+            n->loop[n->n_loops++] = (nest_loop){.dim = WL_DIM_N, .level = l, .bound = 1};
         n->boundary[l] = n->n_loops - 1;
         n->fanout[l] = 1;
         for (int i = n->first[l]; i < n->n_loops; i++) {
@@ -157,11 +157,11 @@ typedef struct reuse_walk {
     int ranks;
     int64_t extent[WL_MAX_DS_RANKS];
     int64_t volume;
-    int n_steps;                                 /* k */
+    int n_steps; /* k */
     int64_t step[NEST_MAX_LOOPS][WL_MAX_DS_RANKS];
-    int canon[NEST_MAX_LOOPS];  /* smallest j with the same translation */
-    int64_t weight[NEST_MAX_LOOPS];               /* bound - 1 */
-    int first_moving;           /* smallest j with a non-zero translation, or k */
+    int canon[NEST_MAX_LOOPS];      /* smallest j with the same translation */
+    int64_t weight[NEST_MAX_LOOPS]; /* bound - 1 */
+    int first_moving;               /* smallest j with a non-zero translation, or k */
     bool memo_done[NEST_MAX_LOOPS + 1][2];
     int64_t memo_words[NEST_MAX_LOOPS + 1][2];
     int memo_exit[NEST_MAX_LOOPS + 1][2];
@@ -241,7 +241,7 @@ int64_t nest_child_pulls(const nest *n, const wl_dataspace *ds, int level)
 {
     reuse_walk w;
     int c = n->boundary[level];
-    int64_t moved_so_far[WL_MAX_DS_RANKS] = { 0 };
+    int64_t moved_so_far[WL_MAX_DS_RANKS] = {0};
 
     w.ranks = rank_extents(ds, n->tile_extent[level], w.extent);
     w.volume = 1;
@@ -311,7 +311,7 @@ static bool hist_add(group_hist *h, int64_t multicast, int64_t scatter)
     if (h->n == NEST_MAX_GROUPS)
         return false;
     memmove(&h->g[i + 1], &h->g[i], sizeof(nest_group) * (size_t)(h->n - i));
-    h->g[i] = (nest_group){ multicast, scatter };
+    h->g[i] = (nest_group){multicast, scatter};
     h->n++;
     return true;
 }
@@ -319,7 +319,7 @@ static bool hist_add(group_hist *h, int64_t multicast, int64_t scatter)
 /* h := h x c: every pair of groups is a group of the combined fanout. */
 static bool hist_multiply(group_hist *h, const group_hist *c)
 {
-    group_hist out = { 0 };
+    group_hist out = {0};
     for (int i = 0; i < h->n; i++)
         for (int j = 0; j < c->n; j++)
             if (!hist_add(&out, h->g[i].multicast * c->g[j].multicast,
@@ -391,7 +391,7 @@ int nest_multicast_groups(const nest *n, const wl_dataspace *ds, int level,
     int64_t bound[WL_NDIMS];
     int parent[WL_NDIMS], moving = 0;
     int64_t shared = 1; /* children per group from loops that do not move ds */
-    group_hist h = { 0 };
+    group_hist h = {0};
 
     for (int i = 0; i < n->n_spatial[level]; i++) {
         const nest_loop *lp = &n->loop[n->first[level] + i];
@@ -418,18 +418,20 @@ int nest_multicast_groups(const nest *n, const wl_dataspace *ds, int level,
         for (int i = 0; i < moving; i++)
             if (find_root(parent, i) == root)
                 member[n_members++] = i;
-        group_hist c = { 0 };
+        group_hist c = {0};
         if (n_members == 1)
             hist_add(&c, 1, bound[member[0]]);
         else if (!component_fibres((const int64_t(*)[WL_MAX_DS_RANKS])v, bound, member, n_members,
                                    ds->n_ranks, &c)) {
-            snprintf(why, why_size, "level %d %s: multicast pattern of %d coupled spatial loops "
-                     "exceeds %d cells", level, ds->name ? ds->name : "?", n_members, FIBRE_CELLS);
+            snprintf(why, why_size,
+                     "level %d %s: multicast pattern of %d coupled spatial loops "
+                     "exceeds %d cells",
+                     level, ds->name ? ds->name : "?", n_members, FIBRE_CELLS);
             return -1;
         }
         if (!hist_multiply(&h, &c)) {
-            snprintf(why, why_size, "level %d %s: more than %d distinct multicast factors",
-                     level, ds->name ? ds->name : "?", NEST_MAX_GROUPS);
+            snprintf(why, why_size, "level %d %s: more than %d distinct multicast factors", level,
+                     ds->name ? ds->name : "?", NEST_MAX_GROUPS);
             return -1;
         }
     }

@@ -50,27 +50,27 @@
 #include <string.h>
 
 #define ROUND_CHUNKS 8
-#define RANDOM_CHUNK 128      /* random draws per chunk */
-#define LOCAL_CHUNK 1000      /* evaluations per local search */
-#define START_TRIES 64        /* random draws to find a valid start */
+#define RANDOM_CHUNK 128 /* random draws per chunk */
+#define LOCAL_CHUNK 1000 /* evaluations per local search */
+#define START_TRIES 64   /* random draws to find a valid start */
 #define HEURISTIC_PATIENCE 40000
 #define EXHAUSTIVE_MAX_POINTS 5000000
 #define GIVE_UP_WITHOUT_VALID 1000000 /* evaluations with nothing valid: the space is empty */
 
 typedef struct chunk {
     /* plan */
-    uint64_t index;       /* global chunk number: seeds its random stream */
-    bool has_start;       /* heuristic: start from `start` ... */
-    int perturb;          /* ... after this many random moves */
-    ms_point start;       /* heuristic start, or the exhaustive factorisation */
+    uint64_t index; /* global chunk number: seeds its random stream */
+    bool has_start; /* heuristic: start from `start` ... */
+    int perturb;    /* ... after this many random moves */
+    ms_point start; /* heuristic start, or the exhaustive factorisation */
     /* result */
     bool found;
     ms_point best;
     double key[3];
     int64_t evaluated, valid, valid_after_best;
-    int64_t invalid_lead;  /* invalid mappings before the first valid one */
-    int64_t invalid_run;   /* ... after the last valid one */
-    int64_t invalid_max;   /* longest run of invalid ones */
+    int64_t invalid_lead; /* invalid mappings before the first valid one */
+    int64_t invalid_run;  /* ... after the last valid one */
+    int64_t invalid_max;  /* longest run of invalid ones */
     /* scratch */
     map_eval eval;
     ms_point cur, cand;
@@ -78,7 +78,7 @@ typedef struct chunk {
 
 struct map_search {
     map_search_options opt;
-    int64_t victory;      /* effective victory condition */
+    int64_t victory; /* effective victory condition */
     ms_space space;
     ms_enum *enumeration; /* exhaustive only */
     chunk chunk[ROUND_CHUNKS];
@@ -88,9 +88,9 @@ struct map_search {
     map_eval best_eval;
     double best_key[3];
     int64_t evaluated, valid, since_improvement;
-    int64_t invalid_run;  /* consecutive invalid mappings up to now */
+    int64_t invalid_run; /* consecutive invalid mappings up to now */
     bool invalid_limit_hit;
-    as_curve curve;        /* best value after each step */
+    as_curve curve; /* best value after each step */
     bool ended;
     double started_s;
 };
@@ -100,9 +100,12 @@ struct map_search {
 static double metric_value(map_metric m, const map_eval *e)
 {
     switch (m) {
-    case MAP_METRIC_ENERGY: return e->energy_pJ;
-    case MAP_METRIC_CYCLES: return (double)e->cycles;
-    case MAP_METRIC_EDP: break;
+    case MAP_METRIC_ENERGY:
+        return e->energy_pJ;
+    case MAP_METRIC_CYCLES:
+        return (double)e->cycles;
+    case MAP_METRIC_EDP:
+        break;
     }
     return e->edp_J_cycle;
 }
@@ -115,7 +118,9 @@ static int n_metrics(const map_objective *o)
 static void objective_key(const map_objective *o, const map_eval *e, double key[3])
 {
     for (int i = 0; i < 3; i++)
-        key[i] = i < n_metrics(o) ? metric_value(o->n_metrics < 1 ? MAP_METRIC_EDP : o->metric[i], e) : 0;
+        key[i] = i < n_metrics(o)
+                     ? metric_value(o->n_metrics < 1 ? MAP_METRIC_EDP : o->metric[i], e)
+                     : 0;
 }
 
 /* Lexicographic: a strictly better than b. */
@@ -253,9 +258,15 @@ static void run_exhaustive(const map_search *s, chunk *c)
 static void run_chunk(const map_search *s, chunk *c)
 {
     switch (s->opt.algorithm) {
-    case MAP_ALGO_RANDOM_PRUNED: run_random(s, c); break;
-    case MAP_ALGO_HEURISTIC: run_local(s, c); break;
-    case MAP_ALGO_EXHAUSTIVE: run_exhaustive(s, c); break;
+    case MAP_ALGO_RANDOM_PRUNED:
+        run_random(s, c);
+        break;
+    case MAP_ALGO_HEURISTIC:
+        run_local(s, c);
+        break;
+    case MAP_ALGO_EXHAUSTIVE:
+        run_exhaustive(s, c);
+        break;
     }
 }
 
@@ -388,7 +399,7 @@ void map_search_options_default(map_search_options *o)
 {
     memset(o, 0, sizeof *o);
     o->algorithm = MAP_ALGO_HEURISTIC;
-    o->objective = (map_objective){ 1, { MAP_METRIC_EDP } };
+    o->objective = (map_objective){1, {MAP_METRIC_EDP}};
     o->seed = 1;
     o->threads = 1;
     o->allow_padding = true;
@@ -401,15 +412,17 @@ static as_code check_options(const map_search_options *o, as_status *st)
     if ((unsigned)o->algorithm > MAP_ALGO_EXHAUSTIVE)
         return as_fail(st, AS_EINVAL, "mapper: unknown algorithm %d", (int)o->algorithm);
     if (o->objective.n_metrics < 0 || o->objective.n_metrics > 3)
-        return as_fail(st, AS_EINVAL, "mapper: objective has %d metrics (0..3)", o->objective.n_metrics);
+        return as_fail(st, AS_EINVAL, "mapper: objective has %d metrics (0..3)",
+                       o->objective.n_metrics);
     for (int i = 0; i < o->objective.n_metrics; i++)
         if ((unsigned)o->objective.metric[i] > MAP_METRIC_CYCLES)
             return as_fail(st, AS_EINVAL, "mapper: objective metric %d unknown (%d)", i,
                            (int)o->objective.metric[i]);
     if (o->threads < 0 || o->search_size < 0 || o->victory_condition < 0 ||
         o->consecutive_invalid_limit < 0 || !(o->timeout_seconds >= 0))
-        return as_fail(st, AS_EINVAL,
-                       "mapper: negative threads, search size, victory condition, invalid limit or timeout");
+        return as_fail(
+            st, AS_EINVAL,
+            "mapper: negative threads, search size, victory condition, invalid limit or timeout");
     return AS_OK;
 }
 
@@ -452,7 +465,8 @@ bool map_search_step(map_search *s, int64_t budget)
     return !s->ended;
 }
 
-bool map_search_best(const map_search *s, map_mapping *mapping, map_eval *eval, wl_problem *mapped_problem)
+bool map_search_best(const map_search *s, map_mapping *mapping, map_eval *eval,
+                     wl_problem *mapped_problem)
 {
     if (!s->found)
         return false;

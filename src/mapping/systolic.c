@@ -60,10 +60,17 @@ int64_t map_systolic_cycles(int64_t gemm_m, int64_t gemm_n, int64_t gemm_k, int 
         return -1;
     int64_t on_rows, on_cols, in_time;
     switch (dataflow) {
-    case ARCH_DATAFLOW_OS: on_rows = gemm_m, on_cols = gemm_n, in_time = gemm_k; break;
-    case ARCH_DATAFLOW_WS: on_rows = gemm_k, on_cols = gemm_n, in_time = gemm_m; break;
-    case ARCH_DATAFLOW_IS: on_rows = gemm_k, on_cols = gemm_m, in_time = gemm_n; break;
-    default: return -1;
+    case ARCH_DATAFLOW_OS:
+        on_rows = gemm_m, on_cols = gemm_n, in_time = gemm_k;
+        break;
+    case ARCH_DATAFLOW_WS:
+        on_rows = gemm_k, on_cols = gemm_n, in_time = gemm_m;
+        break;
+    case ARCH_DATAFLOW_IS:
+        on_rows = gemm_k, on_cols = gemm_m, in_time = gemm_n;
+        break;
+    default:
+        return -1;
     }
     int64_t per_fold = fold_cycles(in_time, rows, cols, dataflow);
     int64_t folds, lines;
@@ -98,8 +105,8 @@ static int64_t scalesim_out_size(int64_t in, int64_t filter, int64_t stride)
 bool map_systolic_layer_gemm(const map_systolic_layer *layer, map_systolic_gemm *out)
 {
     const map_systolic_layer *l = layer;
-    if (l->ifmap_h < 1 || l->ifmap_w < 1 || l->filter_h < 1 || l->filter_w < 1 ||
-        l->channels < 1 || l->num_filters < 1 || l->stride_h < 1 || l->stride_w < 1)
+    if (l->ifmap_h < 1 || l->ifmap_w < 1 || l->filter_h < 1 || l->filter_w < 1 || l->channels < 1 ||
+        l->num_filters < 1 || l->stride_h < 1 || l->stride_w < 1)
         return false;
     int64_t out_h = scalesim_out_size(l->ifmap_h, l->filter_h, l->stride_h);
     int64_t out_w = scalesim_out_size(l->ifmap_w, l->filter_w, l->stride_w);

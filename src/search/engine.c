@@ -45,8 +45,8 @@
 #define LOCAL_SAMPLES_FRACTION 0.5 /* of acquisition samples: near the best points */
 #define LOCAL_SIGMA 0.08           /* unit-cube sd of a local perturbation */
 #define PAREGO_RHO 0.05
-#define INFEASIBLE_PENALTY 0.5     /* above the worst feasible target, in target units */
-#define DISTINCT_TRIES 64          /* draws to find a point not seen before */
+#define INFEASIBLE_PENALTY 0.5 /* above the worst feasible target, in target units */
+#define DISTINCT_TRIES 64      /* draws to find a point not seen before */
 #define TWO_PI 6.283185307179586
 
 /* ---------------------------------------------------------------- random */
@@ -102,13 +102,13 @@ struct se_engine {
     int dim;
     int64_t n_obs, cap_obs;
     se_observation *obs;
-    double *x;              /* n_obs x dim unit coordinates of the observed points */
-    double *weights;        /* n_obs x n_objectives: ParEGO weights a point was proposed under */
-    bool *in_surrogate;     /* CASCO: passed the high-fidelity rule */
+    double *x;                 /* n_obs x dim unit coordinates of the observed points */
+    double *weights;           /* n_obs x n_objectives: ParEGO weights a point was proposed under */
+    bool *in_surrogate;        /* CASCO: passed the high-fidelity rule */
     double *accepted_distance; /* CASCO's D: distances of the points it let in */
     int64_t n_accepted;
-    double update_limit;    /* CASCO's UUL; +inf until D has enough points */
-    uint64_t proposals;     /* points proposed so far (random streams) */
+    double update_limit; /* CASCO's UUL; +inf until D has enough points */
+    uint64_t proposals;  /* points proposed so far (random streams) */
     gsl_qrng *sobol;
     double sobol_shift[SE_MAX_PARAMS];
     /* Proposals not yet observed: their weights and particles. */
@@ -138,8 +138,7 @@ bool se_algo_parse(const char *s, se_algo *out)
     return false;
 }
 
-as_code se_engine_new(se_engine **out, const se_space *s, const se_engine_options *o,
-                      as_status *st)
+as_code se_engine_new(se_engine **out, const se_space *s, const se_engine_options *o, as_status *st)
 {
     *out = NULL;
     if (o->algo < 0 || o->algo >= SE_N_ALGOS)
@@ -756,8 +755,7 @@ static void observe_particle(se_engine *e, int q, int64_t i)
 as_code se_engine_observe(se_engine *e, const se_observation *obs, int n, as_status *st)
 {
     if (n < 0 || n > e->n_pending)
-        return as_fail(st, AS_EINVAL, "%d observations for %d pending proposals", n,
-                       e->n_pending);
+        return as_fail(st, AS_EINVAL, "%d observations for %d pending proposals", n, e->n_pending);
     if (!reserve(e, n))
         return as_fail(st, AS_ENOMEM, "out of memory for observations");
     int64_t first = e->n_obs;

@@ -45,8 +45,7 @@ as_code se_models_new(se_models **out, const se_workload *w, int n, wl_precision
 {
     *out = NULL;
     if (n < 1 || n > SE_MAX_WORKLOADS)
-        return as_fail(st, AS_EINVAL, "a search takes 1 to %d models, not %d", SE_MAX_WORKLOADS,
-                       n);
+        return as_fail(st, AS_EINVAL, "a search takes 1 to %d models, not %d", SE_MAX_WORKLOADS, n);
     se_models *m = calloc(1, sizeof *m);
     if (!m)
         return as_fail(st, AS_ENOMEM, "out of memory for the models");
@@ -170,9 +169,9 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
     return fu_search_init(&c->search[k], c->evaluator[k], &so, st);
 }
 
-as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p,
-                          se_models *m, const int *workloads, int n_workloads,
-                          const se_sw_options *o, as_status *st)
+as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
+                          const int *workloads, int n_workloads, const se_sw_options *o,
+                          as_status *st)
 {
     memset(c, 0, sizeof *c);
     c->point = *p;
@@ -191,9 +190,10 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
             return code;
         if (capacity > 0 && footprint > capacity) {
             c->feasible = false;
-            snprintf(c->reason, sizeof c->reason,
-                     "%s needs %.2f MiB off chip (weights + largest layer), the design has %.2f MiB",
-                     c->graph[k]->name, footprint / 1048576.0, capacity / 1048576.0);
+            snprintf(
+                c->reason, sizeof c->reason,
+                "%s needs %.2f MiB off chip (weights + largest layer), the design has %.2f MiB",
+                c->graph[k]->name, footprint / 1048576.0, capacity / 1048576.0);
         }
     }
     for (int k = 0; c->feasible && k < n_workloads; k++) {
@@ -301,8 +301,8 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
             return code;
         if (!c->cost[k].valid) {
             c->feasible = false;
-            snprintf(c->reason, sizeof c->reason, "%s: no valid fusion plan: %s",
-                     c->graph[k]->name, c->cost[k].reason);
+            snprintf(c->reason, sizeof c->reason, "%s: no valid fusion plan: %s", c->graph[k]->name,
+                     c->cost[k].reason);
         }
         se_metrics m;
         se_metrics_of_plan(c, &c->cost[k], &m);

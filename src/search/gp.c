@@ -84,20 +84,20 @@ typedef struct range {
     double low, high;
 } range;
 
-static const range LENGTH_SCALE_RANGE = { 1e-2, 1e2 };
-static const range SIGNAL_VAR_RANGE = { 1e-3, 1e2 };
-static const range NOISE_VAR_RANGE = { 1e-8, 1 };
+static const range LENGTH_SCALE_RANGE = {1e-2, 1e2};
+static const range SIGNAL_VAR_RANGE = {1e-3, 1e2};
+static const range NOISE_VAR_RANGE = {1e-8, 1};
 
 struct se_gp {
     int n, dim;
     se_gp_hyper hyper;
-    double y_mean, y_sd;    /* targets standardised as (y - y_mean) / y_sd */
-    double log_likelihood;  /* of the standardised targets at hyper */
-    double *x;              /* n x dim inputs, as given */
-    double *x_scaled;       /* n x dim: x_d / l_d at hyper */
-    double *t;              /* n standardised targets */
-    gsl_matrix *chol;       /* lower triangle: L of K + noise_var I (+ jitter) at hyper */
-    gsl_vector *alpha;      /* K^-1 t */
+    double y_mean, y_sd;   /* targets standardised as (y - y_mean) / y_sd */
+    double log_likelihood; /* of the standardised targets at hyper */
+    double *x;             /* n x dim inputs, as given */
+    double *x_scaled;      /* n x dim: x_d / l_d at hyper */
+    double *t;             /* n standardised targets */
+    gsl_matrix *chol;      /* lower triangle: L of K + noise_var I (+ jitter) at hyper */
+    gsl_vector *alpha;     /* K^-1 t */
 };
 
 /* ------------------------------------------------------------- the kernel */
@@ -194,7 +194,7 @@ static double exp_clamped(double v, range r)
  * hyperparameters, each clamped to its range. */
 static void theta_to_hyper(const gsl_vector *theta, int dim, se_gp_hyper *h)
 {
-    *h = (se_gp_hyper){ .dim = dim };
+    *h = (se_gp_hyper){.dim = dim};
     for (int d = 0; d < dim; d++)
         h->length_scale[d] = exp_clamped(gsl_vector_get(theta, (size_t)d), LENGTH_SCALE_RANGE);
     h->signal_var = exp_clamped(gsl_vector_get(theta, (size_t)dim), SIGNAL_VAR_RANGE);
@@ -231,7 +231,7 @@ static as_code fit_hyperparameters(se_gp *gp, se_gp_hyper *best, as_status *st)
         gsl_vector_set(theta, (size_t)gp->dim, log(START_SIGNAL_VAR));
         gsl_vector_set(theta, (size_t)gp->dim + 1, log(START_NOISE_VAR));
         gsl_vector_set_all(step, SIMPLEX_STEP);
-        gsl_multimin_function f = { .f = neg_log_likelihood, .n = n_theta, .params = gp };
+        gsl_multimin_function f = {.f = neg_log_likelihood, .n = n_theta, .params = gp};
         /* Fails only on a non-finite objective, which it never returns. */
         if (gsl_multimin_fminimizer_set(m, &f, theta, step) != GSL_SUCCESS)
             code = as_fail(st, AS_EINTERNAL, "GP fit: the hyperparameter search did not start");
@@ -328,15 +328,16 @@ static as_code check_fit_input(const double *x, const double *y, int n, int dim,
     if (!h)
         return AS_OK;
     if (h->dim != dim)
-        return as_fail(st, AS_EINVAL, "GP fit: hyperparameters for %d inputs, data has %d",
-                       h->dim, dim);
-    bool valid = isfinite(h->signal_var) && h->signal_var > 0 && isfinite(h->noise_var) &&
-                 h->noise_var >= 0;
+        return as_fail(st, AS_EINVAL, "GP fit: hyperparameters for %d inputs, data has %d", h->dim,
+                       dim);
+    bool valid =
+        isfinite(h->signal_var) && h->signal_var > 0 && isfinite(h->noise_var) && h->noise_var >= 0;
     for (int d = 0; d < dim; d++)
         valid &= isfinite(h->length_scale[d]) && h->length_scale[d] > 0;
     if (!valid)
-        return as_fail(st, AS_EINVAL, "GP fit: hyperparameters must be positive and finite "
-                                      "(noise_var may be 0)");
+        return as_fail(st, AS_EINVAL,
+                       "GP fit: hyperparameters must be positive and finite "
+                       "(noise_var may be 0)");
     return AS_OK;
 }
 
@@ -391,8 +392,7 @@ static void predict_standardised(const se_gp *gp, const double *x, double *v, do
     double xs[SE_MAX_PARAMS];
     scale_point(x, &gp->hyper, xs);
     for (int i = 0; i < gp->n; i++)
-        v[i] = matern52(distance2(xs, gp->x_scaled + i * gp->dim, gp->dim),
-                        gp->hyper.signal_var);
+        v[i] = matern52(distance2(xs, gp->x_scaled + i * gp->dim, gp->dim), gp->hyper.signal_var);
     gsl_vector_view k = gsl_vector_view_array(v, (size_t)gp->n);
     gsl_blas_ddot(&k.vector, gp->alpha, mean);
     gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, gp->chol, &k.vector);

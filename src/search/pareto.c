@@ -60,8 +60,8 @@ int64_t se_pareto_front(const double *y, int64_t n_points, int n_obj, int64_t *f
          * first. */
         for (int64_t j = 0; j < n_points && kept; j++) {
             const double *yj = y + j * n_obj;
-            kept = j == i || !(j < i ? weakly_dominates(yj, yi, n_obj)
-                                     : se_dominates(yj, yi, n_obj));
+            kept =
+                j == i || !(j < i ? weakly_dominates(yj, yi, n_obj) : se_dominates(yj, yi, n_obj));
         }
         if (kept)
             front[n_front++] = i;
@@ -110,7 +110,7 @@ static int compare_keys(const void *pa, const void *pb)
 static void sort_points(const hv_point *points, int64_t n, int c, hv_key *keys, hv_point *out)
 {
     for (int64_t i = 0; i < n; i++)
-        keys[i] = (hv_key){ points[i].v[c], i };
+        keys[i] = (hv_key){points[i].v[c], i};
     qsort(keys, (size_t)n, sizeof *keys, compare_keys);
     for (int64_t i = 0; i < n; i++)
         out[i] = points[keys[i].at];
@@ -193,7 +193,7 @@ static void hv_work_free(hv_work *w)
  * memory (w is then freed). */
 static bool hv_work_alloc(hv_work *w, int64_t n, int n_obj)
 {
-    *w = (hv_work){ 0 };
+    *w = (hv_work){0};
     size_t count = (size_t)(n > 0 ? n : 1);
     bool ok = (w->input = malloc(count * sizeof *w->input)) != NULL &&
               (w->keys = malloc(count * sizeof *w->keys)) != NULL;
@@ -232,7 +232,7 @@ double se_hypervolume(const double *y, int64_t n_points, int n_obj, const double
         const double *yi = y + i * n_obj;
         if (!inside_reference(yi, n_obj, ref))
             continue;
-        hv_point p = { { 0 } };
+        hv_point p = {{0}};
         for (int k = 0; k < n_obj; k++)
             p.v[k] = yi[k];
         add_nondominated(w.input, &n_front, &p, n_obj);
@@ -296,7 +296,7 @@ double se_parego_scalar(const double *f, const double *w, int n, double rho)
  * three; 3 for four and beyond). */
 static int lattice_divisions(int n_obj)
 {
-    static const int divisions[] = { 0, 0, 10, 4, 3 };
+    static const int divisions[] = {0, 0, 10, 4, 3};
     return n_obj <= SE_MAX_OBJECTIVES ? divisions[n_obj] : 3;
 }
 

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STEPS_PER_ROUND0 8   /* search steps in the first round's budget */
+#define STEPS_PER_ROUND0 8 /* search steps in the first round's budget */
 
 /* ---------------------------------------------------------- objectives */
 
@@ -63,12 +63,18 @@ bool se_objective_parse(const char *s, se_objective *out)
 double se_metrics_objective(const se_metrics *m, se_objective o)
 {
     switch (o) {
-    case SE_OBJ_LATENCY: return m->latency_s;
-    case SE_OBJ_ENERGY: return m->energy_pJ;
-    case SE_OBJ_AREA: return m->area_mm2;
-    case SE_OBJ_EDP: return m->edp_Js;
-    case SE_OBJ_TDP_SECONDS: return m->latency_s * m->power_W;
-    default: return NAN;
+    case SE_OBJ_LATENCY:
+        return m->latency_s;
+    case SE_OBJ_ENERGY:
+        return m->energy_pJ;
+    case SE_OBJ_AREA:
+        return m->area_mm2;
+    case SE_OBJ_EDP:
+        return m->edp_Js;
+    case SE_OBJ_TDP_SECONDS:
+        return m->latency_s * m->power_W;
+    default:
+        return NAN;
     }
 }
 
@@ -196,8 +202,8 @@ typedef struct run {
     int n_train;
     int train[SE_MAX_WORKLOADS];
     se_sw_options sw;
-    int rounds;              /* successive-halving rounds of this engine */
-    int64_t final_budget;    /* plans per workload at full fidelity */
+    int rounds;           /* successive-halving rounds of this engine */
+    int64_t final_budget; /* plans per workload at full fidelity */
     store *db;
     int64_t run_id;
     stored_rows stored;
@@ -279,12 +285,21 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
     if (!detail)
         return st->code;
     store_row row = {
-        .iteration = c->iteration, .slot = c->slot, .round = round, .feasible = c->feasible,
-        .sw_budget = e->spent, .sw_value = e->sw_value, .sw_auc = e->sw_auc,
-        .latency_s = c->metrics.latency_s, .energy_pJ = c->metrics.energy_pJ,
-        .area_mm2 = c->metrics.area_mm2, .power_W = c->metrics.power_W,
-        .edp_Js = c->metrics.edp_Js, .perf_per_tdp = c->metrics.perf_per_tdp,
-        .params_json = params, .detail_json = detail,
+        .iteration = c->iteration,
+        .slot = c->slot,
+        .round = round,
+        .feasible = c->feasible,
+        .sw_budget = e->spent,
+        .sw_value = e->sw_value,
+        .sw_auc = e->sw_auc,
+        .latency_s = c->metrics.latency_s,
+        .energy_pJ = c->metrics.energy_pJ,
+        .area_mm2 = c->metrics.area_mm2,
+        .power_W = c->metrics.power_W,
+        .edp_Js = c->metrics.edp_Js,
+        .perf_per_tdp = c->metrics.perf_per_tdp,
+        .params_json = params,
+        .detail_json = detail,
     };
     se_point_format(r->space, &c->point, row.point, sizeof row.point);
     snprintf(row.reason, sizeof row.reason, "%s", c->reason);
@@ -300,9 +315,9 @@ typedef struct batch {
     int n;
     se_candidate *cand[64];
     se_candidate_eval eval[64];
-    bool started[64];  /* eval initialised */
-    bool alive[64];    /* gets the next round */
-    bool done[64];     /* completed the current round */
+    bool started[64]; /* eval initialised */
+    bool alive[64];   /* gets the next round */
+    bool done[64];    /* completed the current round */
     as_status status[64];
     as_code code[64];
 } batch;
@@ -320,14 +335,14 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
     }
     se_candidate_eval *e = &b->eval[i];
     if (!b->started[i]) {
-        b->code[i] = se_candidate_init(e, r->space, &c->point, r->models, r->train, r->n_train,
-                                       &r->sw, st);
+        b->code[i] =
+            se_candidate_init(e, r->space, &c->point, r->models, r->train, r->n_train, &r->sw, st);
         b->started[i] = true;
         if (b->code[i] != AS_OK)
             return;
     }
-    b->code[i] = se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate,
-                                      &r->sw, st);
+    b->code[i] =
+        se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate, &r->sw, st);
     if (b->code[i] == AS_OK)
         b->code[i] = record(r, e, c, round, st);
     b->done[i] = b->code[i] == AS_OK;
@@ -594,8 +609,8 @@ static as_code run_baseline(run *r, bool *interrupted, as_status *st)
 }
 
 /* One iteration: propose, evaluate, observe. */
-static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n,
-                             bool *interrupted, as_status *st)
+static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n, bool *interrupted,
+                             as_status *st)
 {
     se_point points[64];
     as_code code = se_engine_propose(engine, n, points, st);
@@ -636,8 +651,7 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
 }
 
 /* The chosen design on every workload, training and validation. */
-static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workloads,
-                               as_status *st)
+static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workloads, as_status *st)
 {
     se_result *out = r->out;
     out->chosen_results = calloc((size_t)n_workloads, sizeof *out->chosen_results);
@@ -671,8 +685,7 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
 }
 
 /* Check the options; names what is wrong. */
-static as_code check_options(const se_run_options *o, const se_workload *w, int n,
-                             as_status *st)
+static as_code check_options(const se_run_options *o, const se_workload *w, int n, as_status *st)
 {
     int n_train = 0;
     for (int i = 0; i < n; i++)
@@ -757,8 +770,8 @@ static as_code search_loop(run *r, as_status *st)
     if (code == AS_OK && !interrupted)
         code = close_iteration(r, -1, 0, st);
     se_engine *engine = NULL;
-    se_engine_options eo = {.algo = r->o->algo, .seed = r->o->seed,
-                            .n_objectives = r->o->n_objectives};
+    se_engine_options eo = {
+        .algo = r->o->algo, .seed = r->o->seed, .n_objectives = r->o->n_objectives};
     if (code == AS_OK)
         code = se_engine_new(&engine, r->space, &eo, st);
     int64_t evaluated = 0;

@@ -44,7 +44,7 @@ typedef struct se_param {
     bool zero_allowed;
     int n_choices;
     char choice[SE_MAX_CHOICES][SE_NAME_BYTES];
-    int64_t n_values;       /* derived by se_space_finish */
+    int64_t n_values; /* derived by se_space_finish */
 } se_param;
 
 /*
@@ -64,18 +64,18 @@ typedef enum se_template { SE_TEMPLATE_EDGE, SE_TEMPLATE_DATAPATH } se_template;
 /* Budgets a design must meet; 0 = no limit. */
 typedef struct se_constraints {
     double max_area_mm2;
-    double max_power_W;        /* TDP: arch_peak_power_W */
-    int64_t max_pes;           /* MAC units (systolic cells counted) */
-    int64_t max_onchip_bytes;  /* all on-chip storage, all instances */
+    double max_power_W;       /* TDP: arch_peak_power_W */
+    int64_t max_pes;          /* MAC units (systolic cells counted) */
+    int64_t max_onchip_bytes; /* all on-chip storage, all instances */
 } se_constraints;
 
 typedef struct se_space {
     char name[SE_NAME_BYTES];
-    char source[256];          /* file it came from, or "built-in" */
+    char source[256]; /* file it came from, or "built-in" */
     se_template template_kind;
     int technology_nm;
     double clock_hz;
-    wl_precision precision;    /* the workloads run at this precision */
+    wl_precision precision; /* the workloads run at this precision */
     int n_params;
     se_param param[SE_MAX_PARAMS];
     /* The value of every template parameter the space does not list, by
@@ -153,7 +153,7 @@ typedef enum se_objective {
     SE_N_OBJECTIVES
 } se_objective;
 
-const char *se_objective_name(se_objective o);       /* "latency", ..., "perf_per_tdp" */
+const char *se_objective_name(se_objective o); /* "latency", ..., "perf_per_tdp" */
 bool se_objective_parse(const char *s, se_objective *out);
 
 /* What a candidate achieved (training workloads aggregated). */
@@ -161,9 +161,9 @@ typedef struct se_metrics {
     double latency_s;
     double energy_pJ;
     double area_mm2;
-    double power_W;       /* TDP */
+    double power_W; /* TDP */
     double edp_Js;
-    double perf_per_tdp;  /* inferences / s / W */
+    double perf_per_tdp; /* inferences / s / W */
 } se_metrics;
 
 /* The minimised value of objective o for m. */
@@ -217,7 +217,7 @@ typedef struct se_gp se_gp;
 typedef struct se_gp_hyper {
     int dim;
     double length_scale[SE_MAX_PARAMS];
-    double signal_var;   /* of standardised targets */
+    double signal_var; /* of standardised targets */
     double noise_var;
 } se_gp_hyper;
 
@@ -242,11 +242,11 @@ double se_expected_improvement(double mean, double var, double best);
 /* --------------------------------------------------------------- engines */
 
 typedef enum se_algo {
-    SE_ALGO_CASCO,  /* MOBO + high-fidelity update + modified successive halving */
-    SE_ALGO_MOBO,   /* ParEGO batches, every candidate updates the surrogate */
-    SE_ALGO_BO,     /* single-objective BO on the run's scalar objective */
-    SE_ALGO_LCS,    /* FAST: linear-combination swarm */
-    SE_ALGO_GA,     /* genetic over the hardware parameters */
+    SE_ALGO_CASCO, /* MOBO + high-fidelity update + modified successive halving */
+    SE_ALGO_MOBO,  /* ParEGO batches, every candidate updates the surrogate */
+    SE_ALGO_BO,    /* single-objective BO on the run's scalar objective */
+    SE_ALGO_LCS,   /* FAST: linear-combination swarm */
+    SE_ALGO_GA,    /* genetic over the hardware parameters */
     SE_ALGO_RANDOM,
     SE_N_ALGOS
 } se_algo;
@@ -273,8 +273,8 @@ typedef struct se_engine_options {
     se_algo algo;
     uint64_t seed;
     int n_objectives;
-    int initial_points;     /* Sobol points before the surrogate takes over (0: default) */
-    int acquisition_samples;/* candidates scored per proposal (0: default) */
+    int initial_points;       /* Sobol points before the surrogate takes over (0: default) */
+    int acquisition_samples;  /* candidates scored per proposal (0: default) */
     double update_percentile; /* CASCO's UUL percentile (0: 95) */
 } se_engine_options;
 
@@ -298,7 +298,7 @@ double se_engine_update_limit(const se_engine *e);
  * the space's precision, fusable ops marked. */
 typedef struct se_workload {
     const char *model;
-    bool validation;        /* evaluated on the chosen design only */
+    bool validation; /* evaluated on the chosen design only */
 } se_workload;
 
 /* How several training workloads make one candidate's metrics. */
@@ -307,7 +307,7 @@ typedef enum se_aggregate { SE_AGG_GEOMEAN, SE_AGG_SUM } se_aggregate;
 typedef struct se_progress {
     int64_t iteration, n_iterations;
     int64_t evaluations, budget;
-    double best_scalar;     /* of the run's scalar objective, +inf when none feasible */
+    double best_scalar; /* of the run's scalar objective, +inf when none feasible */
     double hypervolume;
     double elapsed_seconds;
 } se_progress;
@@ -315,19 +315,19 @@ typedef struct se_progress {
 typedef struct se_run_options {
     se_algo algo;
     uint64_t seed;
-    int64_t budget;         /* hardware candidates to evaluate (the baseline excluded) */
-    int batch;              /* candidates per iteration */
-    int threads;            /* candidates evaluated at once */
+    int64_t budget; /* hardware candidates to evaluate (the baseline excluded) */
+    int batch;      /* candidates per iteration */
+    int threads;    /* candidates evaluated at once */
     int n_objectives;
     se_objective objectives[SE_MAX_OBJECTIVES]; /* Pareto front and hypervolume */
-    se_objective scalar;    /* single-objective engines, and the fusion search's report */
+    se_objective scalar; /* single-objective engines, and the fusion search's report */
     se_aggregate aggregate;
-    int64_t sw_budget;      /* fusion plans per candidate at full fidelity */
-    int sh_rounds;          /* CASCO: successive-halving rounds (budgets double) */
-    int64_t map_budget;     /* mappings per distinct tile problem */
-    const char *db_path;    /* NULL: no store */
-    bool resume;            /* continue the matching unfinished run in db_path */
-    volatile int *stop_flag;/* set (SIGINT) to stop after the candidates in flight */
+    int64_t sw_budget;       /* fusion plans per candidate at full fidelity */
+    int sh_rounds;           /* CASCO: successive-halving rounds (budgets double) */
+    int64_t map_budget;      /* mappings per distinct tile problem */
+    const char *db_path;     /* NULL: no store */
+    bool resume;             /* continue the matching unfinished run in db_path */
+    volatile int *stop_flag; /* set (SIGINT) to stop after the candidates in flight */
     void (*progress)(void *user, const se_progress *p); /* may be NULL */
     void *progress_user;
 } se_run_options;
@@ -339,7 +339,7 @@ void se_run_options_default(se_run_options *o);
 
 /* One evaluated candidate (its final round). */
 typedef struct se_candidate {
-    int64_t iteration;      /* -1: the space's baseline design */
+    int64_t iteration; /* -1: the space's baseline design */
     int32_t slot;
     se_point point;
     bool feasible;
@@ -347,9 +347,9 @@ typedef struct se_candidate {
     se_metrics metrics;
     double y[SE_MAX_OBJECTIVES];
     double scalar;
-    int32_t rounds;         /* software-search rounds it received */
-    int64_t sw_budget;      /* fusion plans spent */
-    bool from_store;        /* read back from the store on resume */
+    int32_t rounds;    /* software-search rounds it received */
+    int64_t sw_budget; /* fusion plans spent */
+    bool from_store;   /* read back from the store on resume */
 } se_candidate;
 
 /* What a workload achieved on one design: the fusion plan's totals and
@@ -362,29 +362,29 @@ typedef struct se_workload_result {
     se_metrics metrics;
     fu_plan plan;
     fu_plan_cost cost;
-    const wl_graph *graph;  /* the run's prepared copy (owned by the result) */
+    const wl_graph *graph; /* the run's prepared copy (owned by the result) */
 } se_workload_result;
 
 typedef struct se_models se_models;
 
 typedef struct se_result {
-    int64_t run_id;         /* in the store, 0 without one */
+    int64_t run_id; /* in the store, 0 without one */
     bool interrupted;
     bool resumed;
     int64_t n_candidates;
     se_candidate *candidates; /* baseline first, then in (iteration, slot) order */
     int64_t n_front;
-    int64_t *front;         /* indices into candidates, feasible and non-dominated */
-    int64_t chosen;         /* index into candidates (-1: nothing feasible) */
+    int64_t *front; /* indices into candidates, feasible and non-dominated */
+    int64_t chosen; /* index into candidates (-1: nothing feasible) */
     int64_t n_curve;
-    int64_t *curve_evaluations;  /* hypervolume after each iteration */
+    int64_t *curve_evaluations; /* hypervolume after each iteration */
     double *curve_hypervolume;
     double reference[SE_MAX_OBJECTIVES]; /* the hypervolume's reference point */
-    int64_t evaluations_computed; /* candidate rounds computed in this process */
-    int64_t evaluations_loaded;   /* read back from the store */
+    int64_t evaluations_computed;        /* candidate rounds computed in this process */
+    int64_t evaluations_loaded;          /* read back from the store */
     int n_workloads;
     se_workload_result *chosen_results; /* per workload, in the order given */
-    se_models *models;      /* owns the workload graphs the results point to */
+    se_models *models;                  /* owns the workload graphs the results point to */
     double seconds;
 } se_result;
 

@@ -28,10 +28,10 @@ as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out,
 
 /* What the software search of a candidate is given. */
 typedef struct se_sw_options {
-    uint64_t seed;             /* the run's; mixed with the point */
-    int64_t chunk;             /* fusion plans per search step (the step schedule) */
-    int64_t map_budget;        /* mappings per distinct tile problem */
-    fu_mapping_cache *shared;  /* mapper results across candidates (may be NULL) */
+    uint64_t seed;            /* the run's; mixed with the point */
+    int64_t chunk;            /* fusion plans per search step (the step schedule) */
+    int64_t map_budget;       /* mappings per distinct tile problem */
+    fu_mapping_cache *shared; /* mapper results across candidates (may be NULL) */
 } se_sw_options;
 
 /*
@@ -48,13 +48,13 @@ typedef struct se_candidate_eval {
     char reason[256];
     int64_t batch;
     int n_workloads;
-    int workload[SE_MAX_WORKLOADS];     /* indices into the models */
+    int workload[SE_MAX_WORKLOADS]; /* indices into the models */
     const wl_graph *graph[SE_MAX_WORKLOADS];
     fu_evaluator *evaluator[SE_MAX_WORKLOADS];
     fu_search *search[SE_MAX_WORKLOADS];
-    int64_t spent;                      /* plans per workload so far */
-    fu_plan plan[SE_MAX_WORKLOADS];     /* each workload's best plan after the last advance */
-    fu_plan_cost cost[SE_MAX_WORKLOADS];/*   and its cost (freed by se_candidate_release) */
+    int64_t spent;                       /* plans per workload so far */
+    fu_plan plan[SE_MAX_WORKLOADS];      /* each workload's best plan after the last advance */
+    fu_plan_cost cost[SE_MAX_WORKLOADS]; /*   and its cost (freed by se_candidate_release) */
     /* After the last advance: */
     se_metrics metrics;
     double sw_value, sw_auc;
@@ -62,9 +62,9 @@ typedef struct se_candidate_eval {
 
 /* Decode p and check it against the constraints and the workloads'
  * off-chip footprints; an infeasible design is data (c->feasible). */
-as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p,
-                          se_models *m, const int *workloads, int n_workloads,
-                          const se_sw_options *o, as_status *st);
+as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
+                          const int *workloads, int n_workloads, const se_sw_options *o,
+                          as_status *st);
 /* Step every workload's search to `budget` plans in total, keep each
  * one's best plan and cost (c->plan, c->cost) and take their metrics
  * (aggregated over the workloads); a workload without any valid plan

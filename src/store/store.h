@@ -44,15 +44,15 @@ const char *store_state_name(store_state s); /* "running", ... */
 
 typedef struct store_run {
     int64_t id;
-    char created[32];      /* UTC, ISO 8601 */
-    char version[32];      /* accelsearch version that wrote it */
+    char created[32]; /* UTC, ISO 8601 */
+    char version[32]; /* accelsearch version that wrote it */
     uint64_t seed;
     store_state state;
-    char summary[160];     /* one line: algorithm, space, models, budget */
-    int64_t n_rows;        /* candidate rounds stored */
-    int64_t n_candidates;  /* distinct (iteration, slot) */
-    int64_t n_iterations;  /* fronts stored */
-    double hypervolume;    /* of the last front stored (0 when none) */
+    char summary[160];    /* one line: algorithm, space, models, budget */
+    int64_t n_rows;       /* candidate rounds stored */
+    int64_t n_candidates; /* distinct (iteration, slot) */
+    int64_t n_iterations; /* fronts stored */
+    double hypervolume;   /* of the last front stored (0 when none) */
 } store_run;
 
 /* A new run with this configuration (canonical text, compared byte for
@@ -83,20 +83,20 @@ typedef struct store_row {
     int64_t iteration;
     int32_t slot;
     int32_t round;
-    char point[256];        /* the design-space point: parameter indices, "3,17,0,..." */
+    char point[256]; /* the design-space point: parameter indices, "3,17,0,..." */
     bool feasible;
-    char reason[256];       /* why not, when infeasible */
-    int64_t sw_budget;      /* software evaluations spent so far on this candidate */
-    double sw_value;        /* terminal value of its software search (lower is better) */
-    double sw_auc;          /* normalised area under its best-so-far curve */
+    char reason[256];  /* why not, when infeasible */
+    int64_t sw_budget; /* software evaluations spent so far on this candidate */
+    double sw_value;   /* terminal value of its software search (lower is better) */
+    double sw_auc;     /* normalised area under its best-so-far curve */
     double latency_s;
     double energy_pJ;
     double area_mm2;
-    double power_W;         /* TDP */
+    double power_W; /* TDP */
     double edp_Js;
-    double perf_per_tdp;    /* inferences per second per watt */
-    const char *params_json;   /* parameter names and values (not owned; NULL: "{}") */
-    const char *detail_json;   /* per-workload results, fusion plans, mappings (NULL: "{}") */
+    double perf_per_tdp;     /* inferences per second per watt */
+    const char *params_json; /* parameter names and values (not owned; NULL: "{}") */
+    const char *detail_json; /* per-workload results, fusion plans, mappings (NULL: "{}") */
 } store_row;
 
 /* Append row to run_id in one transaction.  A second row with the same
@@ -161,7 +161,7 @@ as_code store_export(store *s, int64_t run_id, store_format format, FILE *f, as_
  */
 typedef bool (*store_json_visitor)(void *user, int64_t item, const char *key, const char *value,
                                    bool quoted);
-as_code store_json_members(const char *json, const char *what, store_json_visitor visit,
-                           void *user, as_status *st);
+as_code store_json_members(const char *json, const char *what, store_json_visitor visit, void *user,
+                           as_status *st);
 
 #endif

@@ -132,9 +132,12 @@ enum { N_ATTR_RULES = sizeof attr_rules / sizeof attr_rules[0] };
 static bool rule_serves(const attr_rule *r, wl_op_kind kind)
 {
     switch (r->scope) {
-    case FOR_ONLY: return kind == r->op;
-    case FOR_ALL_BUT: return kind != r->op;
-    case FOR_ALL: break;
+    case FOR_ONLY:
+        return kind == r->op;
+    case FOR_ALL_BUT:
+        return kind != r->op;
+    case FOR_ALL:
+        break;
     }
     return true;
 }
@@ -171,7 +174,12 @@ static int rule_count(const attr_rule *r, const wl_attrs *a)
 
 /* Where a TensorProto keeps its values when it does not use raw_data. */
 typedef enum typed_field {
-    TF_NONE, TF_FLOAT, TF_DOUBLE, TF_INT32, TF_INT64, TF_UINT64,
+    TF_NONE,
+    TF_FLOAT,
+    TF_DOUBLE,
+    TF_INT32,
+    TF_INT64,
+    TF_UINT64,
 } typed_field;
 
 /* ONNX stores each type in one typed field; the narrow integer and 16-bit
@@ -179,14 +187,20 @@ typedef enum typed_field {
 static typed_field typed_field_of(wl_dtype t)
 {
     switch (t) {
-    case WL_DTYPE_F32: return TF_FLOAT;
-    case WL_DTYPE_F64: return TF_DOUBLE;
-    case WL_DTYPE_I64: return TF_INT64;
+    case WL_DTYPE_F32:
+        return TF_FLOAT;
+    case WL_DTYPE_F64:
+        return TF_DOUBLE;
+    case WL_DTYPE_I64:
+        return TF_INT64;
     case WL_DTYPE_U32:
-    case WL_DTYPE_U64: return TF_UINT64;
+    case WL_DTYPE_U64:
+        return TF_UINT64;
     case WL_DTYPE_STRING:
-    case WL_DTYPE_UNDEFINED: return TF_NONE;
-    default: return TF_INT32;
+    case WL_DTYPE_UNDEFINED:
+        return TF_NONE;
+    default:
+        return TF_INT32;
     }
 }
 
@@ -194,12 +208,18 @@ static typed_field typed_field_of(wl_dtype t)
 static size_t typed_count(const Onnx__TensorProto *tp, typed_field f)
 {
     switch (f) {
-    case TF_FLOAT: return tp->n_float_data;
-    case TF_DOUBLE: return tp->n_double_data;
-    case TF_INT32: return tp->n_int32_data;
-    case TF_INT64: return tp->n_int64_data;
-    case TF_UINT64: return tp->n_uint64_data;
-    case TF_NONE: break;
+    case TF_FLOAT:
+        return tp->n_float_data;
+    case TF_DOUBLE:
+        return tp->n_double_data;
+    case TF_INT32:
+        return tp->n_int32_data;
+    case TF_INT64:
+        return tp->n_int64_data;
+    case TF_UINT64:
+        return tp->n_uint64_data;
+    case TF_NONE:
+        break;
     }
     return 0;
 }
@@ -283,18 +303,42 @@ static uint16_t bf16_from_double(double v)
 static void element_from_bits(wl_dtype t, uint64_t bits, int64_t *iv, double *fv)
 {
     switch (t) {
-    case WL_DTYPE_F32: *fv = float_from_bits((uint32_t)bits); break;
-    case WL_DTYPE_F64: memcpy(fv, &bits, sizeof *fv); break;
-    case WL_DTYPE_F16: *fv = half_to_double((uint16_t)bits); break;
-    case WL_DTYPE_BF16: *fv = float_from_bits((uint32_t)(uint16_t)bits << 16); break;
-    case WL_DTYPE_I8: *iv = (int8_t)bits; break;
-    case WL_DTYPE_I16: *iv = (int16_t)bits; break;
-    case WL_DTYPE_I32: *iv = (int32_t)bits; break;
-    case WL_DTYPE_U8: *iv = (uint8_t)bits; break;
-    case WL_DTYPE_U16: *iv = (uint16_t)bits; break;
-    case WL_DTYPE_U32: *iv = (uint32_t)bits; break;
-    case WL_DTYPE_BOOL: *iv = bits != 0; break;
-    default: *iv = (int64_t)bits; break; /* int64; uint64 above 2^63 wraps */
+    case WL_DTYPE_F32:
+        *fv = float_from_bits((uint32_t)bits);
+        break;
+    case WL_DTYPE_F64:
+        memcpy(fv, &bits, sizeof *fv);
+        break;
+    case WL_DTYPE_F16:
+        *fv = half_to_double((uint16_t)bits);
+        break;
+    case WL_DTYPE_BF16:
+        *fv = float_from_bits((uint32_t)(uint16_t)bits << 16);
+        break;
+    case WL_DTYPE_I8:
+        *iv = (int8_t)bits;
+        break;
+    case WL_DTYPE_I16:
+        *iv = (int16_t)bits;
+        break;
+    case WL_DTYPE_I32:
+        *iv = (int32_t)bits;
+        break;
+    case WL_DTYPE_U8:
+        *iv = (uint8_t)bits;
+        break;
+    case WL_DTYPE_U16:
+        *iv = (uint16_t)bits;
+        break;
+    case WL_DTYPE_U32:
+        *iv = (uint32_t)bits;
+        break;
+    case WL_DTYPE_BOOL:
+        *iv = bits != 0;
+        break;
+    default:
+        *iv = (int64_t)bits;
+        break; /* int64; uint64 above 2^63 wraps */
     }
 }
 
@@ -303,12 +347,19 @@ static uint64_t element_to_bits(wl_dtype t, int64_t iv, double fv)
 {
     uint64_t bits;
     switch (t) {
-    case WL_DTYPE_F32: return float_bits((float)fv);
-    case WL_DTYPE_F64: memcpy(&bits, &fv, sizeof bits); return bits;
-    case WL_DTYPE_F16: return half_from_double(fv);
-    case WL_DTYPE_BF16: return bf16_from_double(fv);
-    case WL_DTYPE_BOOL: return iv != 0;
-    default: return (uint64_t)iv; /* truncated to the element size by the writer */
+    case WL_DTYPE_F32:
+        return float_bits((float)fv);
+    case WL_DTYPE_F64:
+        memcpy(&bits, &fv, sizeof bits);
+        return bits;
+    case WL_DTYPE_F16:
+        return half_from_double(fv);
+    case WL_DTYPE_BF16:
+        return bf16_from_double(fv);
+    case WL_DTYPE_BOOL:
+        return iv != 0;
+    default:
+        return (uint64_t)iv; /* truncated to the element size by the writer */
     }
 }
 
@@ -316,16 +367,21 @@ static uint64_t element_to_bits(wl_dtype t, int64_t iv, double fv)
 static uint64_t typed_bits(const Onnx__TensorProto *tp, typed_field f, size_t i)
 {
     switch (f) {
-    case TF_FLOAT: return float_bits(tp->float_data[i]);
+    case TF_FLOAT:
+        return float_bits(tp->float_data[i]);
     case TF_DOUBLE: {
         uint64_t bits;
         memcpy(&bits, &tp->double_data[i], sizeof bits);
         return bits;
     }
-    case TF_INT32: return (uint32_t)tp->int32_data[i];
-    case TF_INT64: return (uint64_t)tp->int64_data[i];
-    case TF_UINT64: return tp->uint64_data[i];
-    case TF_NONE: break;
+    case TF_INT32:
+        return (uint32_t)tp->int32_data[i];
+    case TF_INT64:
+        return (uint64_t)tp->int64_data[i];
+    case TF_UINT64:
+        return tp->uint64_data[i];
+    case TF_NONE:
+        break;
     }
     return 0;
 }
@@ -414,12 +470,18 @@ static attr_type attr_type_of(const Onnx__AttributeProto *at)
 {
     if (at->has_type && at->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
         return at->type;
-    if (at->has_f) return A_FLOAT;
-    if (at->has_i) return A_INT;
-    if (at->has_s) return A_STRING;
-    if (at->t) return A_TENSOR;
-    if (at->n_floats) return A_FLOATS;
-    if (at->n_ints) return A_INTS;
+    if (at->has_f)
+        return A_FLOAT;
+    if (at->has_i)
+        return A_INT;
+    if (at->has_s)
+        return A_STRING;
+    if (at->t)
+        return A_TENSOR;
+    if (at->n_floats)
+        return A_FLOATS;
+    if (at->n_ints)
+        return A_INTS;
     return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
 }
 
@@ -443,12 +505,13 @@ static as_code decode_values(importer *im, const Onnx__TensorProto *tp, wl_dtype
     typed_field f = typed_field_of(t);
     size_t elem_bytes = raw_elem_bytes(t), have;
     bool raw = tp->has_raw_data && tp->raw_data.len > 0;
-    if (raw && (tp->raw_data.len % elem_bytes != 0 ||
-                tp->raw_data.len / elem_bytes != (uint64_t)elements))
-        return as_fail(im->st, AS_EINVAL,
-                       "%s: %s: raw_data holds %zu bytes; its dims need %lld %s values of %zu bytes",
-                       im->g->source, what, tp->raw_data.len, (long long)elements,
-                       wl_dtype_name(t), elem_bytes);
+    if (raw &&
+        (tp->raw_data.len % elem_bytes != 0 || tp->raw_data.len / elem_bytes != (uint64_t)elements))
+        return as_fail(
+            im->st, AS_EINVAL,
+            "%s: %s: raw_data holds %zu bytes; its dims need %lld %s values of %zu bytes",
+            im->g->source, what, tp->raw_data.len, (long long)elements, wl_dtype_name(t),
+            elem_bytes);
     if (!raw && (have = typed_count(tp, f)) != (uint64_t)elements)
         return as_fail(im->st, AS_EINVAL, "%s: %s holds %zu %s values; its dims need %lld",
                        im->g->source, what, have, wl_dtype_name(t), (long long)elements);
@@ -570,8 +633,8 @@ static as_code declared_shape(importer *im, const Onnx__ValueInfoProto *vi, wl_d
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
             if (d->dim_value < 0)
-                return as_fail(im->st, AS_EINVAL, "%s: value '%s' has negative dimension %d",
-                               src, name, i);
+                return as_fail(im->st, AS_EINVAL, "%s: value '%s' has negative dimension %d", src,
+                               name, i);
             dims[i] = d->dim_value;
             continue;
         }
@@ -636,12 +699,11 @@ static as_code apply_declared_shape(importer *im, int32_t t)
     if (k < 0)
         return AS_OK;
     const Onnx__GraphProto *gp = im->gp;
-    const Onnx__ValueInfoProto *vi = (size_t)k < gp->n_value_info
-                                         ? gp->value_info[k]
-                                         : gp->output[(size_t)k - gp->n_value_info];
+    const Onnx__ValueInfoProto *vi =
+        (size_t)k < gp->n_value_info ? gp->value_info[k] : gp->output[(size_t)k - gp->n_value_info];
     wl_tensor *tensor = &im->g->tensors[t];
-    if (declared_shape(im, vi, &tensor->dtype, &tensor->rank, tensor->dims,
-                       &tensor->shape_known) != AS_OK)
+    if (declared_shape(im, vi, &tensor->dtype, &tensor->rank, tensor->dims, &tensor->shape_known) !=
+        AS_OK)
         return im->st->code;
     tensor->bits = wl_dtype_bits(tensor->dtype);
     return AS_OK;
@@ -655,7 +717,7 @@ static const struct {
     const char *name;
     attr_type type;
 } constant_forms[] = {
-    {"value", A_TENSOR}, {"value_float", A_FLOAT}, {"value_floats", A_FLOATS},
+    {"value", A_TENSOR},  {"value_float", A_FLOAT}, {"value_floats", A_FLOATS},
     {"value_int", A_INT}, {"value_ints", A_INTS},
 };
 enum { N_CONSTANT_FORMS = sizeof constant_forms / sizeof constant_forms[0] };
@@ -778,8 +840,8 @@ static as_code add_node_outputs(importer *im)
         for (size_t k = 0; k < n->n_output; k++) {
             if (!n->output[k] || !*n->output[k])
                 continue;
-            int32_t t = wl_add_tensor(im->g, n->output[k], WL_TENSOR_ACTIVATION,
-                                      WL_DTYPE_UNDEFINED, 0, NULL, im->st);
+            int32_t t = wl_add_tensor(im->g, n->output[k], WL_TENSOR_ACTIVATION, WL_DTYPE_UNDEFINED,
+                                      0, NULL, im->st);
             if (t < 0)
                 return im->st->code;
             if (im->kinds[i] == WL_OP_UNKNOWN && apply_declared_shape(im, t) != AS_OK)
@@ -840,9 +902,10 @@ static as_code store_spatial(importer *im, const char *where, const Onnx__Attrib
     if (dims == 0)
         return AS_OK;
     if (a->n_spatial != 0 && a->n_spatial != dims)
-        return as_fail(im->st, AS_EINVAL,
-                       "%s: attribute '%s' has %d spatial dimensions where another attribute has %d",
-                       where, r->name, dims, a->n_spatial);
+        return as_fail(
+            im->st, AS_EINVAL,
+            "%s: attribute '%s' has %d spatial dimensions where another attribute has %d", where,
+            r->name, dims, a->n_spatial);
     a->n_spatial = dims;
     memcpy(FIELD(a, r, int64_t), at->ints, n * sizeof(int64_t));
     return AS_OK;
@@ -883,16 +946,22 @@ static as_code store_attr(importer *im, size_t node, const char *where,
                           const Onnx__AttributeProto *at, const attr_rule *r, wl_attrs *a)
 {
     switch (r->slot) {
-    case SLOT_I64: *FIELD(a, r, int64_t) = at->i; return AS_OK;
-    case SLOT_F32: *FIELD(a, r, float) = at->f; return AS_OK;
+    case SLOT_I64:
+        *FIELD(a, r, int64_t) = at->i;
+        return AS_OK;
+    case SLOT_F32:
+        *FIELD(a, r, float) = at->f;
+        return AS_OK;
     case SLOT_FLAG:
         if (at->i < INT_MIN || at->i > INT_MAX)
             return as_fail(im->st, AS_EINVAL, "%s: attribute '%s' value %lld is out of range",
                            where, r->name, (long long)at->i);
         *FIELD(a, r, int) = (int)at->i;
         return AS_OK;
-    case SLOT_SPATIAL: return store_spatial(im, where, at, r, a);
-    case SLOT_LIST: return store_list(im, where, at, r, a);
+    case SLOT_SPATIAL:
+        return store_spatial(im, where, at, r, a);
+    case SLOT_LIST:
+        return store_list(im, where, at, r, a);
     case SLOT_DTYPE:
         if (at->i <= 0 || at->i > INT_MAX || !wl_dtype_valid((int)at->i) ||
             at->i == WL_DTYPE_STRING)
@@ -925,7 +994,8 @@ static as_code store_attr(importer *im, size_t node, const char *where,
             return AS_OK;
         }
         break;
-    case SLOT_VALUE: return store_value(im, node, at, a);
+    case SLOT_VALUE:
+        return store_value(im, node, at, a);
     }
     return as_fail(im->st, AS_EINVAL, "%s: attribute '%s' has unsupported value '%.*s'", where,
                    r->name, (int)(at->s.len < 64 ? at->s.len : 64),
@@ -1018,9 +1088,9 @@ static as_code add_ops(importer *im)
         rc = node_attrs(im, i, im->kinds[i], &a);
         if (rc == AS_OK)
             rc = resolve_node_tensors(im, i, in, &n_in, out, &n_out);
-        if (rc == AS_OK && wl_add_op(im->g, im->kinds[i], node_name(n, i, name, sizeof name),
-                                     str_or_empty(n->op_type), n_in, in, n_out, out, &a,
-                                     im->st) < 0)
+        if (rc == AS_OK &&
+            wl_add_op(im->g, im->kinds[i], node_name(n, i, name, sizeof name),
+                      str_or_empty(n->op_type), n_in, in, n_out, out, &a, im->st) < 0)
             rc = im->st->code;
     }
     free(in);
@@ -1099,8 +1169,8 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 /* False when the message of type desc in [p, end) nests more than
  * depth_left levels of messages.  Malformed bytes end the walk with true:
  * the decoder rejects them itself. */
-static bool nesting_ok(const ProtobufCMessageDescriptor *desc, const uint8_t *p,
-                       const uint8_t *end, int depth_left)
+static bool nesting_ok(const ProtobufCMessageDescriptor *desc, const uint8_t *p, const uint8_t *end,
+                       int depth_left)
 {
     if (depth_left < 0)
         return false;
@@ -1179,7 +1249,8 @@ static wl_graph *new_model_graph(const Onnx__ModelProto *m, const char *display,
         return NULL;
     }
     if (opset < ONNX_MIN_OPSET) {
-        as_fail(st, AS_EINVAL, "%s: opset %lld is not supported (opsets %d to %d are); "
+        as_fail(st, AS_EINVAL,
+                "%s: opset %lld is not supported (opsets %d to %d are); "
                 "convert the model with onnx.version_converter",
                 display, (long long)opset, ONNX_MIN_OPSET, ONNX_MAX_OPSET);
         return NULL;
@@ -1207,8 +1278,8 @@ as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *displa
     static const wl_onnx_options defaults = {0};
     const char *display = display_name ? display_name : "<buffer>";
     *out = NULL;
-    if (size > 0 && !nesting_ok(&onnx__model_proto__descriptor, data, data + size,
-                                MAX_MESSAGE_DEPTH))
+    if (size > 0 &&
+        !nesting_ok(&onnx__model_proto__descriptor, data, data + size, MAX_MESSAGE_DEPTH))
         return as_fail(st, AS_EINVAL, "%s: not an ONNX model: messages nested more than %d deep",
                        display, MAX_MESSAGE_DEPTH);
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
@@ -1280,13 +1351,19 @@ static bool is_always_written(wl_op_kind kind, const char *name)
 static size_t slot_bytes(attr_slot slot)
 {
     switch (slot) {
-    case SLOT_I64: return sizeof(int64_t);
-    case SLOT_F32: return sizeof(float);
+    case SLOT_I64:
+        return sizeof(int64_t);
+    case SLOT_F32:
+        return sizeof(float);
     case SLOT_FLAG:
-    case SLOT_CRD: return sizeof(int);
-    case SLOT_DTYPE: return sizeof(wl_dtype);
-    case SLOT_AUTO_PAD: return sizeof(wl_auto_pad);
-    default: return 0;
+    case SLOT_CRD:
+        return sizeof(int);
+    case SLOT_DTYPE:
+        return sizeof(wl_dtype);
+    case SLOT_AUTO_PAD:
+        return sizeof(wl_auto_pad);
+    default:
+        return 0;
     }
 }
 
@@ -1299,17 +1376,21 @@ static bool attr_differs(const attr_rule *r, const wl_attrs *a, const wl_attrs *
     switch (r->slot) {
     case SLOT_SPATIAL:
         return memcmp(CFIELD(a, r, int64_t), CFIELD(d, r, int64_t), (size_t)n * sizeof(int64_t));
-    case SLOT_LIST: return n > 0;
-    case SLOT_MODE: return strcmp(a->mode, d->mode) != 0;
-    case SLOT_VALUE: return a->value != d->value;
-    default: return memcmp(CFIELD(a, r, char), CFIELD(d, r, char), slot_bytes(r->slot)) != 0;
+    case SLOT_LIST:
+        return n > 0;
+    case SLOT_MODE:
+        return strcmp(a->mode, d->mode) != 0;
+    case SLOT_VALUE:
+        return a->value != d->value;
+    default:
+        return memcmp(CFIELD(a, r, char), CFIELD(d, r, char), slot_bytes(r->slot)) != 0;
     }
 }
 
 typedef struct exporter {
     as_arena arena; /* every message of the model being built */
     const wl_graph *g;
-    bool *used;     /* per tensor: read by a live op or a graph output */
+    bool *used; /* per tensor: read by a live op or a graph output */
     bool oom;
 } exporter;
 
@@ -1340,8 +1421,8 @@ static ProtobufCBinaryData encode_values(exporter *ex, const wl_tensor *t)
     ProtobufCBinaryData raw = {n * elem_bytes, ex_array(ex, n * elem_bytes, 1)};
     bool is_float = wl_dtype_is_float(t->dtype);
     for (size_t i = 0; raw.data && i < n; i++) {
-        uint64_t bits = element_to_bits(t->dtype, is_float ? 0 : t->ivalues[i],
-                                        is_float ? t->fvalues[i] : 0.0);
+        uint64_t bits =
+            element_to_bits(t->dtype, is_float ? 0 : t->ivalues[i], is_float ? t->fvalues[i] : 0.0);
         for (size_t k = 0; k < elem_bytes; k++, bits >>= 8)
             raw.data[i * elem_bytes + k] = (uint8_t)bits;
     }
@@ -1422,8 +1503,12 @@ static Onnx__TensorProto *fill_value_proto(exporter *ex, const wl_op *op)
     double fvalue = op->attrs.value;
     bool fits = fvalue > -9.2e18 && fvalue < 9.2e18; /* converting a double outside int64 is UB */
     int64_t ivalue = wl_dtype_is_float(dtype) || !fits ? 0 : (int64_t)fvalue;
-    wl_tensor t = {.name = "value", .kind = WL_TENSOR_CONSTANT, .dtype = dtype,
-                   .shape_known = true, .rank = 1, .dims = {1}};
+    wl_tensor t = {.name = "value",
+                   .kind = WL_TENSOR_CONSTANT,
+                   .dtype = dtype,
+                   .shape_known = true,
+                   .rank = 1,
+                   .dims = {1}};
     t.ivalues = &ivalue;
     t.fvalues = &fvalue;
     return tensor_proto(ex, &t);
@@ -1450,10 +1535,18 @@ static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const 
         return NULL;
     const char *s = NULL;
     switch (r->slot) {
-    case SLOT_I64: at->i = *CFIELD(a, r, int64_t); break;
-    case SLOT_FLAG: at->i = *CFIELD(a, r, int); break;
-    case SLOT_DTYPE: at->i = *CFIELD(a, r, wl_dtype); break;
-    case SLOT_F32: at->f = *CFIELD(a, r, float); break;
+    case SLOT_I64:
+        at->i = *CFIELD(a, r, int64_t);
+        break;
+    case SLOT_FLAG:
+        at->i = *CFIELD(a, r, int);
+        break;
+    case SLOT_DTYPE:
+        at->i = *CFIELD(a, r, wl_dtype);
+        break;
+    case SLOT_F32:
+        at->f = *CFIELD(a, r, float);
+        break;
     case SLOT_SPATIAL:
     case SLOT_LIST:
         at->n_ints = (size_t)rule_count(r, a);
@@ -1462,9 +1555,15 @@ static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const 
     case SLOT_AUTO_PAD:
         s = (unsigned)a->auto_pad <= WL_AUTO_PAD_VALID ? auto_pad_names[a->auto_pad] : "NOTSET";
         break;
-    case SLOT_CRD: s = a->mode_crd ? "CRD" : "DCR"; break;
-    case SLOT_MODE: s = a->mode; break;
-    case SLOT_VALUE: at->t = fill_value_proto(ex, op); break;
+    case SLOT_CRD:
+        s = a->mode_crd ? "CRD" : "DCR";
+        break;
+    case SLOT_MODE:
+        s = a->mode;
+        break;
+    case SLOT_VALUE:
+        at->t = fill_value_proto(ex, op);
+        break;
     }
     at->has_i = r->type == A_INT;
     at->has_f = r->type == A_FLOAT;
@@ -1756,8 +1855,7 @@ static bool is_regular_file(const char *path)
 }
 
 /* A file when the name says ".onnx" or names a file, else a zoo model. */
-as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out,
-                      as_status *st)
+as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out, as_status *st)
 {
     *out = NULL;
     size_t n = strlen(model);
@@ -1765,7 +1863,7 @@ as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **
         return wl_onnx_load(model, opt, out, st);
     if (wl_zoo_find(model))
         return wl_zoo_build(model, out, st);
-    return as_fail(st, AS_EINVAL,
-                   "unknown model '%s': not a zoo name (see `accelsearch zoo list`) and no such file",
-                   model);
+    return as_fail(
+        st, AS_EINVAL,
+        "unknown model '%s': not a zoo name (see `accelsearch zoo list`) and no such file", model);
 }

@@ -93,89 +93,89 @@ typedef struct wl_tensor {
 /* ------------------------------------------------------------------- ops */
 
 typedef enum wl_op_category {
-    WL_CAT_COMPUTE,    /* MAC-bound: conv, transposed conv, gemm, matmul */
-    WL_CAT_UNARY,      /* elementwise with one data input (activations, math) */
-    WL_CAT_BINARY,     /* elementwise with broadcasting (Add, Mul, Where, ...) */
-    WL_CAT_NORM,       /* normalisation and softmax */
-    WL_CAT_REDUCE,     /* reductions over axes */
-    WL_CAT_POOL,       /* windowed and global pooling */
-    WL_CAT_MOVE,       /* copies data in a new arrangement (Concat, Transpose, Pad...) */
-    WL_CAT_VIEW,       /* changes only the shape (Reshape, Flatten, Identity...) */
-    WL_CAT_SHAPE,      /* computes shapes or constants (Shape, Constant, Range...) */
-    WL_CAT_UNKNOWN,    /* an op type accelsearch does not model (costed as zero) */
+    WL_CAT_COMPUTE, /* MAC-bound: conv, transposed conv, gemm, matmul */
+    WL_CAT_UNARY,   /* elementwise with one data input (activations, math) */
+    WL_CAT_BINARY,  /* elementwise with broadcasting (Add, Mul, Where, ...) */
+    WL_CAT_NORM,    /* normalisation and softmax */
+    WL_CAT_REDUCE,  /* reductions over axes */
+    WL_CAT_POOL,    /* windowed and global pooling */
+    WL_CAT_MOVE,    /* copies data in a new arrangement (Concat, Transpose, Pad...) */
+    WL_CAT_VIEW,    /* changes only the shape (Reshape, Flatten, Identity...) */
+    WL_CAT_SHAPE,   /* computes shapes or constants (Shape, Constant, Range...) */
+    WL_CAT_UNKNOWN, /* an op type accelsearch does not model (costed as zero) */
 } wl_op_category;
 
 /* X(ENUM_SUFFIX, "OnnxOpType", category).  One list drives the enum, the
  * name table and the category table. */
-#define WL_OP_LIST(X)                                 \
-    X(CONV, "Conv", WL_CAT_COMPUTE)                   \
-    X(CONV_TRANSPOSE, "ConvTranspose", WL_CAT_COMPUTE) \
-    X(GEMM, "Gemm", WL_CAT_COMPUTE)                   \
-    X(MATMUL, "MatMul", WL_CAT_COMPUTE)               \
-    X(BATCHNORM, "BatchNormalization", WL_CAT_NORM)   \
-    X(LAYERNORM, "LayerNormalization", WL_CAT_NORM)   \
-    X(SOFTMAX, "Softmax", WL_CAT_NORM)                \
-    X(RELU, "Relu", WL_CAT_UNARY)                     \
-    X(LEAKY_RELU, "LeakyRelu", WL_CAT_UNARY)          \
-    X(CLIP, "Clip", WL_CAT_UNARY)                     \
-    X(SIGMOID, "Sigmoid", WL_CAT_UNARY)               \
-    X(HARD_SIGMOID, "HardSigmoid", WL_CAT_UNARY)      \
-    X(HARD_SWISH, "HardSwish", WL_CAT_UNARY)          \
-    X(TANH, "Tanh", WL_CAT_UNARY)                     \
-    X(ERF, "Erf", WL_CAT_UNARY)                       \
-    X(SQRT, "Sqrt", WL_CAT_UNARY)                     \
-    X(RECIPROCAL, "Reciprocal", WL_CAT_UNARY)         \
-    X(EXP, "Exp", WL_CAT_UNARY)                       \
-    X(LOG, "Log", WL_CAT_UNARY)                       \
-    X(NEG, "Neg", WL_CAT_UNARY)                       \
-    X(ABS, "Abs", WL_CAT_UNARY)                       \
-    X(NOT, "Not", WL_CAT_UNARY)                       \
-    X(CAST, "Cast", WL_CAT_UNARY)                     \
-    X(ADD, "Add", WL_CAT_BINARY)                      \
-    X(SUB, "Sub", WL_CAT_BINARY)                      \
-    X(MUL, "Mul", WL_CAT_BINARY)                      \
-    X(DIV, "Div", WL_CAT_BINARY)                      \
-    X(POW, "Pow", WL_CAT_BINARY)                      \
-    X(EQUAL, "Equal", WL_CAT_BINARY)                  \
-    X(LESS, "Less", WL_CAT_BINARY)                    \
-    X(GREATER, "Greater", WL_CAT_BINARY)              \
-    X(MIN, "Min", WL_CAT_BINARY)                      \
-    X(MAX, "Max", WL_CAT_BINARY)                      \
-    X(PRELU, "PRelu", WL_CAT_BINARY)                  \
-    X(WHERE, "Where", WL_CAT_BINARY)                  \
-    X(REDUCE_MEAN, "ReduceMean", WL_CAT_REDUCE)       \
-    X(REDUCE_SUM, "ReduceSum", WL_CAT_REDUCE)         \
-    X(MAX_POOL, "MaxPool", WL_CAT_POOL)               \
-    X(AVERAGE_POOL, "AveragePool", WL_CAT_POOL)       \
-    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", WL_CAT_POOL) \
-    X(GLOBAL_MAX_POOL, "GlobalMaxPool", WL_CAT_POOL)  \
-    X(CONCAT, "Concat", WL_CAT_MOVE)                  \
-    X(SPLIT, "Split", WL_CAT_MOVE)                    \
-    X(SLICE, "Slice", WL_CAT_MOVE)                    \
-    X(GATHER, "Gather", WL_CAT_MOVE)                  \
-    X(TRANSPOSE, "Transpose", WL_CAT_MOVE)            \
-    X(EXPAND, "Expand", WL_CAT_MOVE)                  \
-    X(TILE, "Tile", WL_CAT_MOVE)                      \
-    X(PAD, "Pad", WL_CAT_MOVE)                        \
-    X(RESIZE, "Resize", WL_CAT_MOVE)                  \
-    X(DEPTH_TO_SPACE, "DepthToSpace", WL_CAT_MOVE)    \
-    X(RESHAPE, "Reshape", WL_CAT_VIEW)                \
-    X(FLATTEN, "Flatten", WL_CAT_VIEW)                \
-    X(SQUEEZE, "Squeeze", WL_CAT_VIEW)                \
-    X(UNSQUEEZE, "Unsqueeze", WL_CAT_VIEW)            \
-    X(IDENTITY, "Identity", WL_CAT_VIEW)              \
-    X(DROPOUT, "Dropout", WL_CAT_VIEW)                \
-    X(SHAPE, "Shape", WL_CAT_SHAPE)                   \
-    X(CONSTANT, "Constant", WL_CAT_SHAPE)             \
-    X(CONSTANT_OF_SHAPE, "ConstantOfShape", WL_CAT_SHAPE) \
-    X(RANGE, "Range", WL_CAT_SHAPE)                   \
+#define WL_OP_LIST(X)                                                                              \
+    X(CONV, "Conv", WL_CAT_COMPUTE)                                                                \
+    X(CONV_TRANSPOSE, "ConvTranspose", WL_CAT_COMPUTE)                                             \
+    X(GEMM, "Gemm", WL_CAT_COMPUTE)                                                                \
+    X(MATMUL, "MatMul", WL_CAT_COMPUTE)                                                            \
+    X(BATCHNORM, "BatchNormalization", WL_CAT_NORM)                                                \
+    X(LAYERNORM, "LayerNormalization", WL_CAT_NORM)                                                \
+    X(SOFTMAX, "Softmax", WL_CAT_NORM)                                                             \
+    X(RELU, "Relu", WL_CAT_UNARY)                                                                  \
+    X(LEAKY_RELU, "LeakyRelu", WL_CAT_UNARY)                                                       \
+    X(CLIP, "Clip", WL_CAT_UNARY)                                                                  \
+    X(SIGMOID, "Sigmoid", WL_CAT_UNARY)                                                            \
+    X(HARD_SIGMOID, "HardSigmoid", WL_CAT_UNARY)                                                   \
+    X(HARD_SWISH, "HardSwish", WL_CAT_UNARY)                                                       \
+    X(TANH, "Tanh", WL_CAT_UNARY)                                                                  \
+    X(ERF, "Erf", WL_CAT_UNARY)                                                                    \
+    X(SQRT, "Sqrt", WL_CAT_UNARY)                                                                  \
+    X(RECIPROCAL, "Reciprocal", WL_CAT_UNARY)                                                      \
+    X(EXP, "Exp", WL_CAT_UNARY)                                                                    \
+    X(LOG, "Log", WL_CAT_UNARY)                                                                    \
+    X(NEG, "Neg", WL_CAT_UNARY)                                                                    \
+    X(ABS, "Abs", WL_CAT_UNARY)                                                                    \
+    X(NOT, "Not", WL_CAT_UNARY)                                                                    \
+    X(CAST, "Cast", WL_CAT_UNARY)                                                                  \
+    X(ADD, "Add", WL_CAT_BINARY)                                                                   \
+    X(SUB, "Sub", WL_CAT_BINARY)                                                                   \
+    X(MUL, "Mul", WL_CAT_BINARY)                                                                   \
+    X(DIV, "Div", WL_CAT_BINARY)                                                                   \
+    X(POW, "Pow", WL_CAT_BINARY)                                                                   \
+    X(EQUAL, "Equal", WL_CAT_BINARY)                                                               \
+    X(LESS, "Less", WL_CAT_BINARY)                                                                 \
+    X(GREATER, "Greater", WL_CAT_BINARY)                                                           \
+    X(MIN, "Min", WL_CAT_BINARY)                                                                   \
+    X(MAX, "Max", WL_CAT_BINARY)                                                                   \
+    X(PRELU, "PRelu", WL_CAT_BINARY)                                                               \
+    X(WHERE, "Where", WL_CAT_BINARY)                                                               \
+    X(REDUCE_MEAN, "ReduceMean", WL_CAT_REDUCE)                                                    \
+    X(REDUCE_SUM, "ReduceSum", WL_CAT_REDUCE)                                                      \
+    X(MAX_POOL, "MaxPool", WL_CAT_POOL)                                                            \
+    X(AVERAGE_POOL, "AveragePool", WL_CAT_POOL)                                                    \
+    X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", WL_CAT_POOL)                                       \
+    X(GLOBAL_MAX_POOL, "GlobalMaxPool", WL_CAT_POOL)                                               \
+    X(CONCAT, "Concat", WL_CAT_MOVE)                                                               \
+    X(SPLIT, "Split", WL_CAT_MOVE)                                                                 \
+    X(SLICE, "Slice", WL_CAT_MOVE)                                                                 \
+    X(GATHER, "Gather", WL_CAT_MOVE)                                                               \
+    X(TRANSPOSE, "Transpose", WL_CAT_MOVE)                                                         \
+    X(EXPAND, "Expand", WL_CAT_MOVE)                                                               \
+    X(TILE, "Tile", WL_CAT_MOVE)                                                                   \
+    X(PAD, "Pad", WL_CAT_MOVE)                                                                     \
+    X(RESIZE, "Resize", WL_CAT_MOVE)                                                               \
+    X(DEPTH_TO_SPACE, "DepthToSpace", WL_CAT_MOVE)                                                 \
+    X(RESHAPE, "Reshape", WL_CAT_VIEW)                                                             \
+    X(FLATTEN, "Flatten", WL_CAT_VIEW)                                                             \
+    X(SQUEEZE, "Squeeze", WL_CAT_VIEW)                                                             \
+    X(UNSQUEEZE, "Unsqueeze", WL_CAT_VIEW)                                                         \
+    X(IDENTITY, "Identity", WL_CAT_VIEW)                                                           \
+    X(DROPOUT, "Dropout", WL_CAT_VIEW)                                                             \
+    X(SHAPE, "Shape", WL_CAT_SHAPE)                                                                \
+    X(CONSTANT, "Constant", WL_CAT_SHAPE)                                                          \
+    X(CONSTANT_OF_SHAPE, "ConstantOfShape", WL_CAT_SHAPE)                                          \
+    X(RANGE, "Range", WL_CAT_SHAPE)                                                                \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
 typedef enum wl_op_kind {
 #define WL_X_ENUM(e, s, c) WL_OP_##e,
     WL_OP_LIST(WL_X_ENUM)
 #undef WL_X_ENUM
-    WL_OP_COUNT
+        WL_OP_COUNT
 } wl_op_kind;
 
 /* ONNX op type of a kind ("Conv"); the kind of an ONNX op type, or
@@ -232,14 +232,14 @@ typedef struct wl_attrs {
     int trans_a, trans_b;
     /* Gemm alpha/beta; LeakyRelu, HardSigmoid alpha/beta; Clip min/max
      * (attribute form before opset 11) in alpha/beta. */
-    float alpha, beta;         /* float, like ONNX's attributes, so that they round-trip */
-    float epsilon;             /* BatchNormalization, LayerNormalization */
-    wl_dtype to;               /* Cast */
-    double value;              /* ConstantOfShape fill value */
-    int64_t blocksize;         /* DepthToSpace */
-    int mode_crd;              /* DepthToSpace: 1 = CRD, 0 = DCR */
-    char mode[16];             /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
-    float ratio;               /* Dropout (inference: identity) */
+    float alpha, beta; /* float, like ONNX's attributes, so that they round-trip */
+    float epsilon;     /* BatchNormalization, LayerNormalization */
+    wl_dtype to;       /* Cast */
+    double value;      /* ConstantOfShape fill value */
+    int64_t blocksize; /* DepthToSpace */
+    int mode_crd;      /* DepthToSpace: 1 = CRD, 0 = DCR */
+    char mode[16];     /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
+    float ratio;       /* Dropout (inference: identity) */
 } wl_attrs;
 
 /* ONNX's defaults: strides and dilations 1, group 1, keepdims 1, alpha 1,
@@ -253,7 +253,7 @@ typedef struct wl_op {
     const char *op_type; /* the source's op type: equals wl_op_kind_name(kind) except for
                             WL_OP_UNKNOWN, where it keeps the foreign type; arena */
     int n_inputs, n_outputs;
-    int32_t *inputs;     /* tensor indices; -1 for an omitted optional input; arena */
+    int32_t *inputs; /* tensor indices; -1 for an omitted optional input; arena */
     int32_t *outputs;
     wl_attrs attrs;
     int32_t source_index; /* position of the node in the source file or build order */
@@ -272,9 +272,9 @@ typedef struct wl_op {
 
 typedef struct wl_graph {
     as_arena arena;
-    const char *name;  /* model name (zoo name or the ONNX graph name) */
+    const char *name;   /* model name (zoo name or the ONNX graph name) */
     const char *source; /* file path or "zoo:NAME", for messages; arena */
-    int64_t opset;     /* default-domain opset of the source (zoo: 13) */
+    int64_t opset;      /* default-domain opset of the source (zoo: 13) */
 
     wl_tensor *tensors;
     int32_t n_tensors, cap_tensors;
@@ -292,10 +292,11 @@ typedef struct wl_graph {
     int32_t n_warnings, cap_warnings;
 
     /* Derived by wl_graph_index (and so by wl_graph_infer); malloc'd. */
-    int32_t *order;          /* live ops in topological order (stable: source order wins ties) */
+    int32_t *order; /* live ops in topological order (stable: source order wins ties) */
     int32_t n_order;
     int32_t *consumer_start; /* n_tensors + 1 entries */
-    int32_t *consumers;      /* op indices: consumers of t are [consumer_start[t], consumer_start[t+1]) */
+    int32_t
+        *consumers; /* op indices: consumers of t are [consumer_start[t], consumer_start[t+1]) */
 } wl_graph;
 
 wl_graph *wl_graph_new(const char *name, const char *source);
@@ -304,15 +305,15 @@ void wl_graph_free(wl_graph *g);
 /* Add a tensor; returns its index, or -1 with st set (duplicate name, rank
  * over WL_MAX_RANK, negative dimension, out of memory).  dims may be NULL
  * when the shape is not known yet (rank is then ignored). */
-int32_t wl_add_tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dtype dtype,
-                      int rank, const int64_t *dims, as_status *st);
+int32_t wl_add_tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dtype dtype, int rank,
+                      const int64_t *dims, as_status *st);
 /* The index of the tensor called name, or -1. */
 int32_t wl_find_tensor(const wl_graph *g, const char *name);
 /* Add an op reading inputs and writing outputs (all existing tensors or -1
  * for omitted optional inputs).  Sets each output's producer; an output
  * that already has a producer is an error.  attrs NULL = defaults. */
-int32_t wl_add_op(wl_graph *g, wl_op_kind kind, const char *name, const char *op_type,
-                  int n_inputs, const int32_t *inputs, int n_outputs, const int32_t *outputs,
+int32_t wl_add_op(wl_graph *g, wl_op_kind kind, const char *name, const char *op_type, int n_inputs,
+                  const int32_t *inputs, int n_outputs, const int32_t *outputs,
                   const wl_attrs *attrs, as_status *st);
 bool wl_add_graph_input(wl_graph *g, int32_t tensor);
 bool wl_add_graph_output(wl_graph *g, int32_t tensor);
@@ -384,15 +385,30 @@ static inline const int32_t *wl_consumer_list(const wl_graph *g, int32_t t)
  * outputs at p*stride + r*dilation, so the sliding window appears in the
  * output projection instead.  Every instance has MACs = product of bounds.
  */
-typedef enum wl_dim { WL_DIM_N, WL_DIM_G, WL_DIM_C, WL_DIM_M, WL_DIM_P, WL_DIM_Q, WL_DIM_R, WL_DIM_S, WL_NDIMS } wl_dim;
+typedef enum wl_dim {
+    WL_DIM_N,
+    WL_DIM_G,
+    WL_DIM_C,
+    WL_DIM_M,
+    WL_DIM_P,
+    WL_DIM_Q,
+    WL_DIM_R,
+    WL_DIM_S,
+    WL_NDIMS
+} wl_dim;
 /* "N", "G", ... */
 const char *wl_dim_name(wl_dim d);
 
-typedef enum wl_dataspace_id { WL_DS_WEIGHTS, WL_DS_INPUTS, WL_DS_OUTPUTS, WL_NDATASPACES } wl_dataspace_id;
+typedef enum wl_dataspace_id {
+    WL_DS_WEIGHTS,
+    WL_DS_INPUTS,
+    WL_DS_OUTPUTS,
+    WL_NDATASPACES
+} wl_dataspace_id;
 
 typedef enum wl_problem_kind {
-    WL_PROBLEM_CONV,           /* dense or grouped convolution (G >= 1) */
-    WL_PROBLEM_DEPTHWISE,      /* grouped with C = M = 1 per group */
+    WL_PROBLEM_CONV,      /* dense or grouped convolution (G >= 1) */
+    WL_PROBLEM_DEPTHWISE, /* grouped with C = M = 1 per group */
     WL_PROBLEM_CONV_TRANSPOSE,
     WL_PROBLEM_MATMUL,         /* activations x weights (Gemm, Linear-style MatMul) */
     WL_PROBLEM_BATCHED_MATMUL, /* activations x activations (attention QK^T, AV) */
@@ -427,7 +443,7 @@ typedef struct wl_problem {
     int64_t pad[4];      /* top, left, bottom, right (informational: the window of a
                             padded conv reads zeros at the border) */
     wl_dataspace ds[WL_NDATASPACES];
-    int32_t op;          /* the graph op it came from */
+    int32_t op; /* the graph op it came from */
 } wl_problem;
 
 /* The problem of compute op `op` (category WL_CAT_COMPUTE); AS_EINVAL for
@@ -442,27 +458,27 @@ int64_t wl_dataspace_elements(const wl_problem *p, wl_dataspace_id ds);
 /* ------------------------------------------------------------ statistics */
 
 typedef struct wl_op_stats {
-    int64_t macs;          /* multiply-accumulates: Conv, ConvTranspose, Gemm, MatMul only */
-    int64_t params;        /* trainable parameter elements read by this op */
-    int64_t weight_bytes;  /* bytes of every weight read (parameters and BN statistics) at
-                              their precision; a Gather from a table reads its gathered rows */
-    int64_t input_bytes;   /* unique activation (non-weight, non-constant) inputs */
-    int64_t output_bytes;  /* all outputs */
+    int64_t macs;         /* multiply-accumulates: Conv, ConvTranspose, Gemm, MatMul only */
+    int64_t params;       /* trainable parameter elements read by this op */
+    int64_t weight_bytes; /* bytes of every weight read (parameters and BN statistics) at
+                             their precision; a Gather from a table reads its gathered rows */
+    int64_t input_bytes;  /* unique activation (non-weight, non-constant) inputs */
+    int64_t output_bytes; /* all outputs */
     int64_t output_elements;
 } wl_op_stats;
 
 typedef struct wl_stats {
-    int64_t params;        /* trainable parameters: float weights, BN running stats excluded */
+    int64_t params;         /* trainable parameters: float weights, BN running stats excluded */
     int64_t nonzero_params; /* params weighted by density (after pruning) */
     int64_t macs;
-    int64_t weight_bytes;  /* params at their precision */
+    int64_t weight_bytes;          /* params at their precision */
     int64_t max_working_set_bytes; /* largest input+output activation bytes of one compute op */
     int32_t max_working_set_op;
-    int64_t dram_bytes_unfused; /* every live, unfolded op reads its inputs and weights
-                                   from DRAM and writes its outputs there; views move nothing */
+    int64_t dram_bytes_unfused;  /* every live, unfolded op reads its inputs and weights
+                                    from DRAM and writes its outputs there; views move nothing */
     double op_intensity_unfused; /* 2 * macs / dram_bytes_unfused */
     int32_t n_compute_ops;
-    int32_t n_ops;         /* live, unfolded ops */
+    int32_t n_ops; /* live, unfolded ops */
 } wl_stats;
 
 /* Per-op figures; a folded, dead or view op has zero traffic. */
@@ -476,7 +492,10 @@ bool wl_tensor_is_param(const wl_graph *g, int32_t t);
 /* ------------------------------------------------------------ transforms */
 
 typedef enum wl_precision {
-    WL_PREC_FP32, WL_PREC_FP16, WL_PREC_BF16, WL_PREC_INT8,
+    WL_PREC_FP32,
+    WL_PREC_FP16,
+    WL_PREC_BF16,
+    WL_PREC_INT8,
     WL_PREC_MIXED, /* int8 weights, bf16 activations */
 } wl_precision;
 /* Parse "fp32", "fp16", "bf16", "int8", "mixed"; false when unknown. */
@@ -517,8 +536,7 @@ typedef struct wl_onnx_options {
 /* Read an ONNX model (opsets 11..17 of the default domain), map its nodes
  * onto ops, infer shapes.  Weight-stripped initializers (dims but no data)
  * load.  Errors name the file, the node (name, op type, index) and the key. */
-as_code wl_onnx_load(const char *path, const wl_onnx_options *opt, wl_graph **out,
-                     as_status *st);
+as_code wl_onnx_load(const char *path, const wl_onnx_options *opt, wl_graph **out, as_status *st);
 as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *display_name,
                             const wl_onnx_options *opt, wl_graph **out, as_status *st);
 /* Write g as an ONNX model (the source's opset; 17 when it uses
@@ -546,7 +564,6 @@ as_code wl_zoo_build(const char *name, wl_graph **out, as_status *st);
 
 /* Load a model by zoo name or, when it ends in ".onnx" or names a file, from
  * ONNX. */
-as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out,
-                      as_status *st);
+as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out, as_status *st);
 
 #endif

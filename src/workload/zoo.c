@@ -14,18 +14,18 @@
 
 /* The row of EfficientNet-B<n> at its input resolution `size`. */
 #define EFFICIENTNET(n, size, params, gflops)                                                      \
-    {"efficientnet_b" #n, "EfficientNet-B" #n " (torchvision), " #size "x" #size, "cnn", params,   \
-     gflops, zoo_efficientnet_b##n}
+    {                                                                                              \
+        "efficientnet_b" #n, "EfficientNet-B" #n " (torchvision), " #size "x" #size, "cnn",        \
+            params, gflops, zoo_efficientnet_b##n                                                  \
+    }
 
 static const wl_zoo_entry zoo_entries[] = {
     {"alexnet", "AlexNet (torchvision), 224x224", "cnn", 61100840, 0.714, zoo_alexnet},
-    {"vgg16", "VGG-16, no batch norm (torchvision), 224x224", "cnn", 138357544, 15.47,
-     zoo_vgg16},
+    {"vgg16", "VGG-16, no batch norm (torchvision), 224x224", "cnn", 138357544, 15.47, zoo_vgg16},
     {"resnet18", "ResNet-18 (torchvision), 224x224", "cnn", 11689512, 1.814, zoo_resnet18},
-    {"resnet50", "ResNet-50 v1.5 (torchvision), 224x224", "cnn", 25557032, 4.089,
-     zoo_resnet50},
-    {"googlenet", "GoogLeNet, eval without aux classifiers (torchvision), 224x224", "cnn",
-     6624904, 1.498, zoo_googlenet},
+    {"resnet50", "ResNet-50 v1.5 (torchvision), 224x224", "cnn", 25557032, 4.089, zoo_resnet50},
+    {"googlenet", "GoogLeNet, eval without aux classifiers (torchvision), 224x224", "cnn", 6624904,
+     1.498, zoo_googlenet},
     {"squeezenet1_0", "SqueezeNet 1.0 (torchvision), 224x224", "cnn", 1248424, 0.819,
      zoo_squeezenet1_0},
     {"mobilenet_v1", "MobileNetV1 1.0 (Howard et al. 2017), 224x224", "cnn", 0, 0,
@@ -40,26 +40,24 @@ static const wl_zoo_entry zoo_entries[] = {
     EFFICIENTNET(5, 456, 30389784, 10.266),
     EFFICIENTNET(6, 528, 43040704, 19.068),
     EFFICIENTNET(7, 600, 66347960, 37.746),
-    {"densenet161", "DenseNet-161 (torchvision), 224x224", "cnn", 28681000, 7.728,
-     zoo_densenet161},
-    {"unet", "UNet (Ronneberger et al. 2015, plain torch.nn), 256x256, 2 classes",
-     "segmentation", 0, 0, zoo_unet},
-    {"srgan", "SRGAN generator / SRResNet (Ledig et al. 2017), 4x upscaling of 96x96", "gan",
-     0, 0, zoo_srgan_generator},
-    {"vit_b_16", "ViT-B/16 (torchvision), 224x224", "transformer", 86567656, 17.564,
-     zoo_vit_b16},
+    {"densenet161", "DenseNet-161 (torchvision), 224x224", "cnn", 28681000, 7.728, zoo_densenet161},
+    {"unet", "UNet (Ronneberger et al. 2015, plain torch.nn), 256x256, 2 classes", "segmentation",
+     0, 0, zoo_unet},
+    {"srgan", "SRGAN generator / SRResNet (Ledig et al. 2017), 4x upscaling of 96x96", "gan", 0, 0,
+     zoo_srgan_generator},
+    {"vit_b_16", "ViT-B/16 (torchvision), 224x224", "transformer", 86567656, 17.564, zoo_vit_b16},
     {"bert_base", "BERT-base encoder (plain torch.nn), sequence 128", "transformer", 0, 0,
      zoo_bert_base},
     {"gpt2", "GPT-2 small with LM head (Hugging Face), sequence 128", "transformer", 0, 0,
      zoo_gpt2_small},
     {"resnet18_cifar", "ResNet-18 for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cnn", 0, 0,
      zoo_resnet18_cifar},
-    {"vgg16_cifar", "VGG-16 with batch norm for CIFAR-10 (kuangliu/pytorch-cifar), 32x32",
-     "cnn", 0, 0, zoo_vgg16_cifar},
-    {"mobilenet_v1_cifar", "MobileNetV1 for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cnn",
-     0, 0, zoo_mobilenet_v1_cifar},
-    {"mobilenet_v2_cifar", "MobileNetV2 for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cnn",
-     0, 0, zoo_mobilenet_v2_cifar},
+    {"vgg16_cifar", "VGG-16 with batch norm for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cnn", 0,
+     0, zoo_vgg16_cifar},
+    {"mobilenet_v1_cifar", "MobileNetV1 for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cnn", 0, 0,
+     zoo_mobilenet_v1_cifar},
+    {"mobilenet_v2_cifar", "MobileNetV2 for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cnn", 0, 0,
+     zoo_mobilenet_v2_cifar},
 };
 
 const wl_zoo_entry *wl_zoo_entries(int *count)

@@ -89,8 +89,9 @@ void zb_push(zb *b, const char *fmt, ...)
     int n = vsnprintf(leaf, sizeof leaf, fmt, ap);
     va_end(ap);
     if (n <= 0 || n >= (int)sizeof leaf || strchr(leaf, '.')) {
-        fail(b, "bad module name '%s': it must be non-empty, shorter than %d bytes and "
-                "without '.' (push one level at a time)",
+        fail(b,
+             "bad module name '%s': it must be non-empty, shorter than %d bytes and "
+             "without '.' (push one level at a time)",
              n > 0 ? leaf : "", ZB_SCOPE_BYTES);
         return;
     }
@@ -98,8 +99,7 @@ void zb_push(zb *b, const char *fmt, ...)
     int m = snprintf(b->scope + used, sizeof b->scope - used, "%s%s", used ? "." : "", leaf);
     if (m < 0 || (size_t)m >= sizeof b->scope - used) {
         b->scope[used] = '\0';
-        fail(b, "module path '%s.%s' is longer than %d bytes", b->scope, leaf,
-             ZB_SCOPE_BYTES - 1);
+        fail(b, "module path '%s.%s' is longer than %d bytes", b->scope, leaf, ZB_SCOPE_BYTES - 1);
     }
 }
 
@@ -190,8 +190,7 @@ static int32_t add_constant(zb *b, wl_dtype dtype, bool scalar, int count, const
 {
     if (zb_failed(b))
         return -1;
-    if (count < 0 || count > WL_MAX_FOLD_ELEMS || (scalar && count != 1) ||
-        (count > 0 && !values))
+    if (count < 0 || count > WL_MAX_FOLD_ELEMS || (scalar && count != 1) || (count > 0 && !values))
         return fail(b, "a constant of %d values (%s) is not supported", count,
                     values ? "given" : "missing");
     char path[NAME_BYTES], name[NAME_BYTES + 16];

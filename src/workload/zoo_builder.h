@@ -26,7 +26,10 @@ typedef struct zb {
 
 void zb_init(zb *b, wl_graph *g, as_status *st);
 /* True once a constructor has failed. */
-static inline bool zb_failed(const zb *b) { return b->st->code != AS_OK; }
+static inline bool zb_failed(const zb *b)
+{
+    return b->st->code != AS_OK;
+}
 
 /* Enter a submodule: appends ".name" (or "name" at top level) to the scope;
  * zb_pop leaves it.  printf-style. */
@@ -62,7 +65,10 @@ int32_t zb_op_multi(zb *b, wl_op_kind kind, const char *name, int n_in, const in
                     int n_out, int32_t *out, const wl_attrs *attrs);
 
 /* Shape of tensor x (dims valid after inference). */
-static inline const wl_tensor *zb_t(const zb *b, int32_t x) { return &b->g->tensors[x]; }
+static inline const wl_tensor *zb_t(const zb *b, int32_t x)
+{
+    return &b->g->tensors[x];
+}
 static inline int64_t zb_dim(const zb *b, int32_t x, int i)
 {
     const wl_tensor *t = &b->g->tensors[x];
@@ -106,9 +112,9 @@ int32_t zb_unary(zb *b, wl_op_kind kind, int32_t x);
 int32_t zb_relu(zb *b, int32_t x);
 int32_t zb_sigmoid(zb *b, int32_t x);
 int32_t zb_tanh(zb *b, int32_t x);
-int32_t zb_relu6(zb *b, int32_t x);         /* Clip(0, 6) */
-int32_t zb_silu(zb *b, int32_t x);          /* x * Sigmoid(x) */
-int32_t zb_gelu(zb *b, int32_t x);          /* erf form: x * 0.5 * (1 + Erf(x / sqrt 2)) */
+int32_t zb_relu6(zb *b, int32_t x); /* Clip(0, 6) */
+int32_t zb_silu(zb *b, int32_t x);  /* x * Sigmoid(x) */
+int32_t zb_gelu(zb *b, int32_t x);  /* erf form: x * 0.5 * (1 + Erf(x / sqrt 2)) */
 int32_t zb_binary(zb *b, wl_op_kind kind, int32_t x, int32_t y);
 int32_t zb_add(zb *b, int32_t x, int32_t y);
 int32_t zb_mul(zb *b, int32_t x, int32_t y);

@@ -154,15 +154,42 @@ typedef struct seq_layer {
     int64_t squeeze; /* Fire's squeeze channels */
 } seq_layer;
 
-#define L_CONV(o, k, s, p) {.kind = SEQ_CONV, .out = (o), .kernel = (k), .stride = (s), .pad = (p)}
-#define L_BN {.kind = SEQ_BN}
-#define L_RELU {.kind = SEQ_RELU}
-#define L_MAXPOOL(k, s, ceil) {.kind = SEQ_MAXPOOL, .kernel = (k), .stride = (s), .ceil_mode = (ceil)}
-#define L_AVGPOOL(k, s) {.kind = SEQ_AVGPOOL, .kernel = (k), .stride = (s)}
-#define L_ADAPTIVE(o) {.kind = SEQ_ADAPTIVE, .out = (o)}
-#define L_DROPOUT {.kind = SEQ_DROPOUT}
-#define L_LINEAR(o) {.kind = SEQ_LINEAR, .out = (o)}
-#define L_FIRE(sq, e) {.kind = SEQ_FIRE, .out = (e), .squeeze = (sq)}
+#define L_CONV(o, k, s, p)                                                                         \
+    {                                                                                              \
+        .kind = SEQ_CONV, .out = (o), .kernel = (k), .stride = (s), .pad = (p)                     \
+    }
+#define L_BN                                                                                       \
+    {                                                                                              \
+        .kind = SEQ_BN                                                                             \
+    }
+#define L_RELU                                                                                     \
+    {                                                                                              \
+        .kind = SEQ_RELU                                                                           \
+    }
+#define L_MAXPOOL(k, s, ceil)                                                                      \
+    {                                                                                              \
+        .kind = SEQ_MAXPOOL, .kernel = (k), .stride = (s), .ceil_mode = (ceil)                     \
+    }
+#define L_AVGPOOL(k, s)                                                                            \
+    {                                                                                              \
+        .kind = SEQ_AVGPOOL, .kernel = (k), .stride = (s)                                          \
+    }
+#define L_ADAPTIVE(o)                                                                              \
+    {                                                                                              \
+        .kind = SEQ_ADAPTIVE, .out = (o)                                                           \
+    }
+#define L_DROPOUT                                                                                  \
+    {                                                                                              \
+        .kind = SEQ_DROPOUT                                                                        \
+    }
+#define L_LINEAR(o)                                                                                \
+    {                                                                                              \
+        .kind = SEQ_LINEAR, .out = (o)                                                             \
+    }
+#define L_FIRE(sq, e)                                                                              \
+    {                                                                                              \
+        .kind = SEQ_FIRE, .out = (e), .squeeze = (sq)                                              \
+    }
 
 /* SqueezeNet's Fire `module`: squeeze 1x1, then the 1x1 and 3x3 expand
  * branches, concatenated along channels. */
@@ -223,9 +250,19 @@ static int32_t sequential(zb *b, const char *name, int32_t x, const seq_layer *l
 /* ------------------------------------------------------------- AlexNet */
 
 static const seq_layer alexnet_features[] = {
-    L_CONV(64, 11, 4, 2),  L_RELU, L_MAXPOOL(3, 2, false), L_CONV(192, 5, 1, 2), L_RELU,
-    L_MAXPOOL(3, 2, false), L_CONV(384, 3, 1, 1), L_RELU, L_CONV(256, 3, 1, 1), L_RELU,
-    L_CONV(256, 3, 1, 1),  L_RELU, L_MAXPOOL(3, 2, false),
+    L_CONV(64, 11, 4, 2),
+    L_RELU,
+    L_MAXPOOL(3, 2, false),
+    L_CONV(192, 5, 1, 2),
+    L_RELU,
+    L_MAXPOOL(3, 2, false),
+    L_CONV(384, 3, 1, 1),
+    L_RELU,
+    L_CONV(256, 3, 1, 1),
+    L_RELU,
+    L_CONV(256, 3, 1, 1),
+    L_RELU,
+    L_MAXPOOL(3, 2, false),
 };
 static const seq_layer alexnet_classifier[] = {
     L_DROPOUT, L_LINEAR(4096), L_RELU, L_DROPOUT, L_LINEAR(4096), L_RELU, L_LINEAR(1000),
@@ -238,8 +275,8 @@ static const seq_layer vgg_classifier[] = {
 /* The torchvision layout shared by AlexNet and VGG: features, an adaptive
  * average pool to pool_size ("avgpool"), flatten, classifier. */
 static as_code features_classifier(wl_graph *g, as_status *st, const seq_layer *features,
-                                   int n_features, int64_t pool_size,
-                                   const seq_layer *classifier, int n_classifier)
+                                   int n_features, int64_t pool_size, const seq_layer *classifier,
+                                   int n_classifier)
 {
     zb b;
     int32_t x = begin(&b, g, st, 224);
@@ -258,8 +295,8 @@ as_code zoo_alexnet(wl_graph *g, as_status *st)
 
 /* VGG-16 (configuration "D"): channels of the 3x3 convs, 0 for a 2x2 max
  * pool. */
-static const int64_t vgg16_config[] = {64,  64,  0,   128, 128, 0,   256, 256, 256, 0,
-                                       512, 512, 512, 0,   512, 512, 512, 0};
+static const int64_t vgg16_config[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                       0,  512, 512, 512, 0,   512, 512, 512, 0};
 /* Conv (+ BN) + ReLU per conv, one pool per 0, and a trailing pool. */
 enum { VGG_MAX_LAYERS = 3 * COUNT(vgg16_config) + 1 };
 
@@ -322,8 +359,7 @@ typedef struct resnet_spec {
  * shortcut when the shape changes, Add, relu.  Bottlenecks stride their
  * 3x3 conv (torchvision's "ResNet v1.5").
  */
-static int32_t resnet_block(zb *b, const resnet_spec *s, int32_t x, int64_t planes,
-                            int64_t stride)
+static int32_t resnet_block(zb *b, const resnet_spec *s, int32_t x, int64_t planes, int64_t stride)
 {
     static const int64_t basic_kernels[] = {3, 3}, bottleneck_kernels[] = {1, 3, 1};
     const int64_t *kernels = s->bottleneck ? bottleneck_kernels : basic_kernels;
@@ -484,13 +520,16 @@ as_code zoo_googlenet(wl_graph *g, as_status *st)
 /* ----------------------------------------------------------- SqueezeNet */
 
 static const seq_layer squeezenet1_0_features[] = {
-    L_CONV(96, 7, 2, 0),    L_RELU,           L_MAXPOOL(3, 2, true), L_FIRE(16, 64),
-    L_FIRE(16, 64),         L_FIRE(32, 128),  L_MAXPOOL(3, 2, true), L_FIRE(32, 128),
-    L_FIRE(48, 192),        L_FIRE(48, 192),  L_FIRE(64, 256),       L_MAXPOOL(3, 2, true),
+    L_CONV(96, 7, 2, 0), L_RELU,          L_MAXPOOL(3, 2, true), L_FIRE(16, 64),
+    L_FIRE(16, 64),      L_FIRE(32, 128), L_MAXPOOL(3, 2, true), L_FIRE(32, 128),
+    L_FIRE(48, 192),     L_FIRE(48, 192), L_FIRE(64, 256),       L_MAXPOOL(3, 2, true),
     L_FIRE(64, 256),
 };
 static const seq_layer squeezenet_classifier[] = {
-    L_DROPOUT, L_CONV(1000, 1, 1, 0), L_RELU, L_ADAPTIVE(1),
+    L_DROPOUT,
+    L_CONV(1000, 1, 1, 0),
+    L_RELU,
+    L_ADAPTIVE(1),
 };
 
 as_code zoo_squeezenet1_0(wl_graph *g, as_status *st)
@@ -510,7 +549,7 @@ as_code zoo_squeezenet1_0(wl_graph *g, as_status *st)
 static const struct {
     int64_t out_ch, stride;
 } mobilenet_v1_blocks[] = {
-    {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2},  {512, 1},
+    {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2},  {512, 1},
     {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1},
 };
 
@@ -531,8 +570,8 @@ static as_code mobilenet_v1(wl_graph *g, as_status *st, int64_t size, int64_t st
     for (int i = 0; i < COUNT(mobilenet_v1_blocks); i++) {
         zb_push(&b, "%d", i);
         int64_t in_ch = channels(&b, x);
-        x = zb_relu(&b, conv_bn(&b, "conv1", "bn1", x, in_ch, 3, mobilenet_v1_blocks[i].stride,
-                                in_ch));
+        x = zb_relu(&b,
+                    conv_bn(&b, "conv1", "bn1", x, in_ch, 3, mobilenet_v1_blocks[i].stride, in_ch));
         x = zb_relu(&b, conv_bn(&b, "conv2", "bn2", x, mobilenet_v1_blocks[i].out_ch, 1, 1, 1));
         zb_pop(&b);
     }
@@ -557,7 +596,7 @@ as_code zoo_mobilenet_v1_cifar(wl_graph *g, as_status *st)
 static const struct {
     int64_t expand, out_ch, repeats, stride;
 } mobilenet_v2_stages[] = {
-    {1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+    {1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2},  {6, 64, 4, 2},
     {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1},
 };
 
@@ -567,8 +606,7 @@ static const struct {
  * the 3x3 depthwise Conv2dNormActivation, the 1x1 linear projection and
  * its BatchNorm; `x + conv(x)` when the shape is kept.
  */
-static int32_t inverted_residual(zb *b, int32_t x, int64_t expand, int64_t out_ch,
-                                 int64_t stride)
+static int32_t inverted_residual(zb *b, int32_t x, int64_t expand, int64_t out_ch, int64_t stride)
 {
     int64_t in_ch = channels(b, x), hidden = in_ch * expand;
     int child = 0;
@@ -673,10 +711,10 @@ as_code zoo_mobilenet_v2_cifar(wl_graph *g, as_status *st)
 /* ------------------------------------------------------------- DenseNet */
 
 enum {
-    DENSENET161_GROWTH = 48,     /* channels each dense layer adds */
-    DENSENET161_BOTTLENECK = 4,  /* bn_size: the 1x1 conv widens to 4 * growth */
-    DENSENET161_INIT = 96,       /* stem channels */
-    DENSENET_MAX_LAYERS = 36,    /* the longest block */
+    DENSENET161_GROWTH = 48,    /* channels each dense layer adds */
+    DENSENET161_BOTTLENECK = 4, /* bn_size: the 1x1 conv widens to 4 * growth */
+    DENSENET161_INIT = 96,      /* stem channels */
+    DENSENET_MAX_LAYERS = 36,   /* the longest block */
 };
 static const int densenet161_blocks[] = {6, 12, 36, 24};
 

@@ -583,7 +583,10 @@ static as_code efficientnet(wl_graph *g, as_status *st, int variant)
 
 /* The zoo's entry points zoo_efficientnet_b0 .. _b7. */
 #define EFFICIENTNET_ENTRY(n)                                                                      \
-    as_code zoo_efficientnet_b##n(wl_graph *g, as_status *st) { return efficientnet(g, st, n); }
+    as_code zoo_efficientnet_b##n(wl_graph *g, as_status *st)                                      \
+    {                                                                                              \
+        return efficientnet(g, st, n);                                                             \
+    }
 EFFICIENTNET_ENTRY(0)
 EFFICIENTNET_ENTRY(1)
 EFFICIENTNET_ENTRY(2)
