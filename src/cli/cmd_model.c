@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,10 +38,14 @@ typedef struct model_options {
     bool json;
 } model_options;
 
-static int usage_error(const char *fmt, const char *arg)
+/* Prints "accelsearch: " + the printf-style message and the usage text. */
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
+    va_list args;
+    va_start(args, fmt);
     fputs("accelsearch: ", stderr);
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
     fputs("\n\n", stderr);
     fputs(model_usage, stderr);
     return CLI_EXIT_USAGE;
