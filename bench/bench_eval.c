@@ -11,7 +11,7 @@
 
 #include "mapping/mapping.h"
 
-#define DEFAULT_CASE AS_REFERENCE_DIR "/timeloop/eyeriss_like__resnet50_conv2x_3x3_c64m64_56"
+#define DEFAULT_CASE AS_TEST_DATA_DIR "/timeloop/eyeriss_like__resnet50_conv2x_3x3_c64m64_56"
 #define RUNS 5
 #define MIN_SECONDS 0.5
 

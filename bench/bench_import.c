@@ -70,7 +70,7 @@ static int list_models(const char *dir, char *names[MAX_MODELS])
  * directory cannot be read or a model fails to load. */
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : AS_REFERENCE_DIR "/models";
+    const char *dir = argc > 1 ? argv[1] : AS_TEST_DATA_DIR "/models";
     char *names[MAX_MODELS];
     int n = list_models(dir, names);
     if (n < 0) {

@@ -1,6 +1,6 @@
 /*
  * bench_search.c -- the mapper on Timeloop's four mapper cases
- * (AS_REFERENCE_DIR/timeloop/mapper/<case>): per case and algorithm, our
+ * (tests/data/timeloop_mapper/<case>): per case and algorithm, our
  * best EDP against Timeloop's best (its README), the mappings evaluated
  * and the seconds taken on one thread.  The heuristic runs with its own
  * stopping rule; random-pruned with the case's Timeloop settings
@@ -16,7 +16,7 @@
 
 #include "mapping/mapping.h"
 
-#define MAPPER_DIR AS_REFERENCE_DIR "/timeloop/mapper/"
+#define MAPPER_DIR AS_TEST_DATA_DIR "/timeloop_mapper/"
 
 static const struct {
     const char *name;

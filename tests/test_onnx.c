@@ -23,7 +23,7 @@
 #include "onnx.pb-c.h"
 #include "workload/workload.h"
 
-#define MODELS_DIR AS_REFERENCE_DIR "/models"
+#define MODELS_DIR AS_TEST_DATA_DIR "/models"
 
 /* ------------------------------------------------------------- truth */
 
@@ -156,16 +156,6 @@ static const expected_model expected[] = {
 };
 enum { N_EXPECTED = sizeof expected / sizeof expected[0] };
 
-/* The reference data lives beside the project; without it those tests
- * are skipped rather than failed. */
-static bool have_reference(void)
-{
-    FILE *f = fopen(MODELS_DIR "/resnet18.onnx", "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
 static wl_graph *load_reference(const char *file, as_status *st)
 {
     char path[512];
@@ -228,8 +218,6 @@ static void check_against_truth(const wl_graph *g, const expected_model *e)
 static void test_reference_models_match_truth(void **state)
 {
     (void)state;
-    if (!have_reference())
-        skip();
     for (int m = 0; m < N_EXPECTED; m++) {
         as_status st;
         wl_graph *g = load_reference(expected[m].file, &st);
@@ -242,8 +230,6 @@ static void test_reference_models_match_truth(void **state)
 static void test_reference_details(void **state)
 {
     (void)state;
-    if (!have_reference())
-        skip();
     as_status st;
     wl_graph *g = load_reference("alexnet.onnx", &st);
     assert_string_equal(g->name, "alexnet"); /* torch's "torch_jit" names no model */
@@ -319,8 +305,6 @@ static void expect_invalid_buffer(const uint8_t *data, size_t size, const char *
 static void test_truncated_file(void **state)
 {
     (void)state;
-    if (!have_reference())
-        skip();
     size_t size;
     uint8_t *data = read_reference("resnet18.onnx", &size);
     /* Every cut point inside the file: inside a length-delimited field the
@@ -362,8 +346,6 @@ static void test_random_bytes(void **state)
 static void test_mutated_reference(void **state)
 {
     (void)state;
-    if (!have_reference())
-        skip();
     size_t size;
     uint8_t *data = read_reference("mobilenet_v2.onnx", &size);
     uint8_t *copy = malloc(size);
@@ -1117,8 +1099,6 @@ static void test_initializer_data_forms(void **state)
 static void test_round_trip_reference_models(void **state)
 {
     (void)state;
-    if (!have_reference())
-        skip();
     for (int m = 0; m < N_EXPECTED; m++) {
         as_status st;
         wl_graph *g = load_reference(expected[m].file, &st);
@@ -1235,12 +1215,10 @@ static void test_model_load_dispatch(void **state)
     as_status_clear(&st);
     assert_int_equal(wl_model_load("missing.onnx", NULL, &g, &st), AS_EIO);
 
-    if (have_reference()) {
-        as_status_clear(&st);
-        assert_int_equal(wl_model_load(MODELS_DIR "/resnet18.onnx", NULL, &g, &st), AS_OK);
-        assert_int_equal(g->n_ops, 49);
-        wl_graph_free(g);
-    }
+    as_status_clear(&st);
+    assert_int_equal(wl_model_load(MODELS_DIR "/resnet18.onnx", NULL, &g, &st), AS_OK);
+    assert_int_equal(g->n_ops, 49);
+    wl_graph_free(g);
     if (wl_zoo_find("resnet18")) {
         as_status_clear(&st);
         assert_int_equal(wl_model_load("resnet18", NULL, &g, &st), AS_OK);
