@@ -205,7 +205,7 @@ static void test_published_anchors(void **state)
 }
 
 /* Against an independent tool: Accelergy's estimates for the 45 nm
- * reference designs (shared/reference/timeloop, simple_weight_stationary
+ * reference designs (tests/data/timeloop, simple_weight_stationary
  * ERT/ART): an 8-bit MAC 0.315 pJ and 417 um^2, a 16384 x 64-bit SRAM
  * (CACTI) 32.38 pJ per read.  Tolerances: 5 % for the MAC (both rest on
  * Horowitz's figures), 25 % for the SRAM (a power-law fit through three

@@ -2,7 +2,7 @@
  * test_systolic.c -- systolic-array cycles against SCALE-Sim v2's own runs
  * (tests/data/scalesim/runs.txt, extracted from the reference JSON by
  * scripts/extract_scalesim.py) and against hand-worked cases of
- * FORMULAS.md on non-square arrays, which the 32x32 runs cannot tell apart.
+ * docs/systolic-formulas.md on non-square arrays, which the 32x32 runs cannot tell apart.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,7 +214,7 @@ static void test_evaluate_matches_scalesim(void **state)
 }
 
 /*
- * Non-square arrays, worked by hand from FORMULAS.md section 4, so that
+ * Non-square arrays, worked by hand from docs/systolic-formulas.md section 5, so that
  * swapping rows and columns, or OS's fill for WS's, shows.  GEMM
  * M = 100, N = 70, K = 30 on 8 rows x 16 cols:
  *   OS: ceil(100/8)=13 * ceil(70/16)=5 folds * (30+8+16-2 = 52) - 1 = 3379

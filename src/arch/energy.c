@@ -236,7 +236,7 @@ static const curve SRAM_64BIT_PJ = {3, {8192, 32768, 1048576}, {10, 20, 100}};
 
 /*
  * Leakage per bit at 45 nm, W: CACTI 7 as reported by Accelergy for the
- * reference designs in shared/reference/timeloop -- a 128 KB 45 nm SRAM
+ * reference designs in tests/data/timeloop -- a 128 KB 45 nm SRAM
  * leaks 5.35 uW (5.1 pW/bit); 32 nm register files leak 0.53 nW/bit,
  * 0.80 nW/bit at 45 nm by the node rule.
  */
@@ -277,7 +277,7 @@ double arch_regfile_area_um2(int64_t capacity_bytes, int width_bits, int node_nm
 /*
  * DRAM interface + core energy per bit transferred:
  *   LPDDR4  8 pJ/bit   Accelergy/Timeloop's DRAM table (the reference ERTs
- *                      in shared/reference/timeloop: 512 pJ per 64 bits)
+ *                      in tests/data/timeloop: 512 pJ per 64 bits)
  *   DDR3   20 pJ/bit   Horowitz ISSCC 2014: 640 pJ per 32-bit DRAM read
  *   DDR4   15 pJ/bit   Accelergy's DRAM table
  *   GDDR5  14 pJ/bit   O'Connor et al., "Fine-grained DRAM", MICRO 2017

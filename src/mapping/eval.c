@@ -2,7 +2,7 @@
  * eval.c -- map_evaluate: reads, fills, updates, energy and cycles of a
  * mapping, computed the way timeloop-model computes them (NVlabs/timeloop
  * @4cf6d4c, default switches).  Section numbers (§n) refer to
- * shared/reference/timeloop/SEMANTICS.md; nest.c holds the loop-nest
+ * docs/timeloop-semantics.md; nest.c holds the loop-nest
  * analysis (§1-§2), this file the collapse onto storage levels (§4), the
  * buffer model (§5) and the totals (§6).
  *

@@ -2,7 +2,7 @@
  * eval_private.h -- the loop-nest analysis behind map_evaluate, shared by
  * nest.c (what one child pulls, how children share a delivery) and eval.c
  * (collapse to storage levels, energy, cycles).  Section numbers (§n)
- * refer to shared/reference/timeloop/SEMANTICS.md.
+ * refer to docs/timeloop-semantics.md.
  */
 #ifndef AS_MAPPING_EVAL_PRIVATE_H
 #define AS_MAPPING_EVAL_PRIVATE_H

@@ -1,5 +1,5 @@
 /*
- * nest.c -- Timeloop's loop-nest analysis ("nest analysis", SEMANTICS.md
+ * nest.c -- Timeloop's loop-nest analysis (docs/timeloop-semantics.md
  * §1-§2) in closed form: how many words one child instance pulls from its
  * parent, and which children can share one delivery.
  *

@@ -3,7 +3,7 @@
  * computes them in its analytical mode (InterfaceBandwidth = CALC, where
  * reads always hit and no stall ever occurs).  The rules, with the
  * SCALE-Sim source files they come from, are in
- * shared/reference/scalesim/FORMULAS.md; they reproduce every run of
+ * docs/systolic-formulas.md; they reproduce every run of
  * scalesim_32x32.json exactly (tests/test_systolic.c).
  *
  * Model assumptions, all SCALE-Sim's:
