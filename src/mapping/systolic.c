@@ -4,7 +4,7 @@
  * reads always hit and no stall ever occurs).  The rules, with the
  * SCALE-Sim source files they come from, are in
  * docs/systolic-formulas.md; they reproduce every run of
- * scalesim_32x32.json exactly (tests/test_systolic.c).
+ * tests/data/scalesim/runs.txt exactly (tests/test_systolic.c).
  *
  * Model assumptions, all SCALE-Sim's:
  *  - a layer is a GEMM  M x K  times  K x N  (M output pixels per filter,
