@@ -29,24 +29,10 @@
 
 /* ---------------------------------------------------------------- writers */
 
-/* v in the fewest significant digits (15 to 17) that strtod reads back as
- * v: exact, and 0.1 rather than 0.10000000000000001.  inf, -inf and nan
- * as printf spells them. */
-static const char *format_double(char buf[32], double v)
-{
-    for (int digits = 15; digits < 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            return buf;
-    }
-    snprintf(buf, 32, "%.17g", v);
-    return buf;
-}
-
 void store_json_number(FILE *f, double v)
 {
-    char number[32];
-    fputs(isfinite(v) ? format_double(number, v) : "null", f);
+    char number[AS_DOUBLE_TEXT_BYTES];
+    fputs(isfinite(v) ? as_format_double(v, number) : "null", f);
 }
 
 void store_json_string(FILE *f, const char *s)
@@ -88,7 +74,7 @@ static void csv_string(FILE *f, const char *s)
  * written for the JSON export only). */
 static void write_field(FILE *f, const store_row *row, const store_column *c, store_format format)
 {
-    char number[32];
+    char number[AS_DOUBLE_TEXT_BYTES];
     switch (c->kind) {
     case STORE_KIND_I64:
     case STORE_KIND_I32:
@@ -101,7 +87,7 @@ static void write_field(FILE *f, const store_row *row, const store_column *c, st
         if (format == STORE_JSON)
             store_json_number(f, store_field_real(row, c));
         else
-            fputs(format_double(number, store_field_real(row, c)), f);
+            fputs(as_format_double(store_field_real(row, c), number), f);
         break;
     case STORE_KIND_TEXT:
         (format == STORE_JSON ? store_json_string : csv_string)(f, store_field_text(row, c));
