@@ -279,6 +279,25 @@ static bool set_cell(void *user, int64_t item, const char *key, const char *valu
     return true;
 }
 
+/* One line: row's columns other than the JSON ones, then its parameter
+ * cells; or, without a row, the header that names them. */
+static void csv_line(csv_export *x, const store_row *row)
+{
+    for (int i = 0; i < store_n_row_columns; i++)
+        if (store_row_columns[i].kind != STORE_KIND_JSON) {
+            fputs(i ? "," : "", x->out);
+            if (row)
+                csv_field(x->out, row, &store_row_columns[i]);
+            else
+                csv_string(x->out, store_row_columns[i].name);
+        }
+    for (int64_t k = 0; k < x->n_keys; k++) {
+        fputc(',', x->out);
+        csv_string(x->out, !row ? x->keys[k] : x->cells[k] ? x->cells[k] : "");
+    }
+    fputs("\r\n", x->out);
+}
+
 /* The header line, its parameter columns named after the members of
  * params_json (the first row's; "{}" when the run has no row).  what names
  * params_json for messages.  False when it fails (x->code says why). */
@@ -296,16 +315,7 @@ static bool csv_header(csv_export *x, const char *params_json, const char *what)
         x->code = code != AS_OK ? code : x->code;
         return false;
     }
-    for (int i = 0; i < store_n_row_columns; i++)
-        if (store_row_columns[i].kind != STORE_KIND_JSON) {
-            fputs(i ? "," : "", x->out);
-            csv_string(x->out, store_row_columns[i].name);
-        }
-    for (int64_t k = 0; k < x->n_keys; k++) {
-        fputc(',', x->out);
-        csv_string(x->out, x->keys[k]);
-    }
-    fputs("\r\n", x->out);
+    csv_line(x, NULL);
     x->header_written = true;
     return true;
 }
@@ -325,16 +335,7 @@ static bool csv_row(void *user, const store_row *row)
         x->code = code != AS_OK ? code : x->code;
         return false;
     }
-    for (int i = 0; i < store_n_row_columns; i++)
-        if (store_row_columns[i].kind != STORE_KIND_JSON) {
-            fputs(i ? "," : "", x->out);
-            csv_field(x->out, row, &store_row_columns[i]);
-        }
-    for (int64_t k = 0; k < x->n_keys; k++) {
-        fputc(',', x->out);
-        csv_string(x->out, x->cells[k] ? x->cells[k] : "");
-    }
-    fputs("\r\n", x->out);
+    csv_line(x, row);
     as_arena_free(&x->cells_arena);
     return !ferror(x->out);
 }
@@ -452,25 +453,11 @@ static as_code read_json(json_walk *w, json_t **value)
     return AS_OK;
 }
 
-/* The member at w->at (past white space), visited: a string value
- * unescaped, any other value as its text. */
-static as_code read_member(json_walk *w, bool flatten);
+static as_code read_container(json_walk *w, char open, bool flatten);
 
-/* The members of the object at w->at, visited.  With flatten, a member
- * whose value is an object has its members visited in its place. */
-static as_code read_object(json_walk *w, bool flatten)
-{
-    if (!accept(w, '{'))
-        return walk_error(w, "'{'");
-    if (accept(w, '}'))
-        return AS_OK;
-    do {
-        as_code code = read_member(w, flatten);
-        if (code != AS_OK || w->stopped)
-            return code;
-    } while (accept(w, ','));
-    return accept(w, '}') ? AS_OK : walk_error(w, "',' or '}'");
-}
+/* The member at w->at (past white space), visited: a string value
+ * unescaped, any other value as its text; with flatten, an object's
+ * members in its place. */
 
 static as_code read_member(json_walk *w, bool flatten)
 {
@@ -488,7 +475,7 @@ static as_code read_member(json_walk *w, bool flatten)
     skip_space(w);
     const char *start = w->at;
     if (flatten && *w->at == '{') {
-        code = read_object(w, false);
+        code = read_container(w, '{', false);
     } else if ((code = read_json(w, &value)) == AS_OK) {
         bool quoted = json_is_string(value);
         size_t n = (size_t)(w->at - start);
@@ -502,20 +489,25 @@ static as_code read_member(json_walk *w, bool flatten)
     return code;
 }
 
-/* The objects of the array at w->at, one item each. */
-static as_code read_array(json_walk *w)
+/* The object (open '{') or the array of objects (open '[', one item
+ * each) at w->at, its members visited.  With flatten, a member whose
+ * value is an object has its members visited in its place. */
+static as_code read_container(json_walk *w, char open, bool flatten)
 {
-    if (!accept(w, '['))
-        return walk_error(w, "'['");
-    if (accept(w, ']'))
+    bool object = open == '{';
+    if (!accept(w, open))
+        return walk_error(w, object ? "'{'" : "'['");
+    if (accept(w, object ? '}' : ']'))
         return AS_OK;
     do {
-        as_code code = read_object(w, true);
+        as_code code = object ? read_member(w, flatten) : read_container(w, '{', true);
         if (code != AS_OK || w->stopped)
             return code;
-        w->item++;
+        w->item += !object;
     } while (accept(w, ','));
-    return accept(w, ']') ? AS_OK : walk_error(w, "',' or ']'");
+    if (!accept(w, object ? '}' : ']'))
+        return walk_error(w, object ? "',' or '}'" : "',' or ']'");
+    return AS_OK;
 }
 
 as_code store_json_members(const char *json, const char *what, store_json_visitor visit, void *user,
@@ -534,7 +526,7 @@ as_code store_json_members(const char *json, const char *what, store_json_visito
     as_code code = text && w.slice ? AS_OK : as_fail(st, AS_ENOMEM, "out of memory");
     if (code == AS_OK) {
         skip_space(&w);
-        code = *w.at == '[' ? read_array(&w) : read_object(&w, true);
+        code = read_container(&w, *w.at == '[' ? '[' : '{', true);
     }
     if (code == AS_OK && !w.stopped) {
         skip_space(&w);
