@@ -1030,17 +1030,6 @@ as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st)
 
 enum { TEXT_BYTES = 256 };
 
-/* The shortest "%.Ng" text (15 to 17 digits) that strtod reads back as
- * exactly x: 12.8 stays "12.8", and every double survives the trip. */
-static void format_double(double x, char text[TEXT_BYTES])
-{
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(text, TEXT_BYTES, "%.*g", digits, x);
-        if (strtod(text, NULL) == x)
-            return;
-    }
-}
-
 /* Whether two doubles are the same bits (0.0 and -0.0 differ; a NaN
  * default differs from every value a valid spec holds). */
 static bool same_double(double x, double y)
@@ -1097,7 +1086,7 @@ static bool field_text(const field *f, const void *value, const void *deflt, cha
     else if (f->type == FIELD_BOOL)
         snprintf(text, TEXT_BYTES, "%s", *(const bool *)v ? "true" : "false");
     else
-        format_double(*(const double *)v, text);
+        as_format_double(*(const double *)v, text);
     return true;
 }
 
@@ -1247,7 +1236,7 @@ static void write_constraints(FILE *out, const arch_constraints *c)
     if (c->spatial_split_fixed)
         snprintf(lines[n++], sizeof lines[0], "spatial_split: %d", c->spatial_split);
     if (c->min_spatial_utilization != 0) {
-        format_double(c->min_spatial_utilization, text);
+        as_format_double(c->min_spatial_utilization, text);
         snprintf(lines[n++], sizeof lines[0], "min_spatial_utilization: %s", text);
     }
     if (format_dataspaces(c->keep, ARCH_KEEP_ALWAYS, true, text))
@@ -1318,7 +1307,7 @@ static bool format_clock_MHz(double cycle_seconds, char text[TEXT_BYTES])
     for (int step = 0; step <= 16; step++, MHz = nextafter(MHz, INFINITY)) {
         if (!same_double(cycle_of_MHz(MHz), cycle_seconds))
             continue;
-        format_double(MHz, candidate);
+        as_format_double(MHz, candidate);
         if (!found || strlen(candidate) < strlen(text))
             snprintf(text, TEXT_BYTES, "%s", candidate);
         found = true;
@@ -1390,7 +1379,7 @@ static void write_arch(FILE *out, const arch_spec *a, const arch_spec *d)
     if (format_clock_MHz(a->cycle_seconds, text))
         fprintf(out, "clock_MHz: %s\n", text);
     else {
-        format_double(a->cycle_seconds, text);
+        as_format_double(a->cycle_seconds, text);
         fprintf(out, "cycle_seconds: %s\n", text);
     }
     write_compute(out, &a->compute, &d->compute);

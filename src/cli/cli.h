@@ -26,13 +26,17 @@ int cli_name_index(const char *s, const char *const *names);
 /* A decimal integer >= min, the whole of s; false otherwise. */
 bool cli_parse_count(const char *s, int64_t min, int64_t *out);
 
-/* A minimal streaming JSON writer: it tracks nesting and commas so that
- * callers only say what comes next. */
+/* The subcommands' JSON writer: callers only say what comes next (it
+ * tracks nesting and keys).  The value is built as a jansson tree and
+ * printed when the outermost object or array closes, indented, by the
+ * core's dump (shortest numbers, null for non-finite, valid UTF-8). */
+enum { CLI_JSON_MAX_DEPTH = 32 };
 typedef struct cli_json {
     FILE *out;
-    int depth;
-    bool need_comma[32];
-    bool after_key;
+    int depth;                         /* objects and arrays open */
+    json_t *scope[CLI_JSON_MAX_DEPTH]; /* they, outermost first (NULL: lost) */
+    char *key;                         /* the member name awaiting its value */
+    bool lost;                         /* out of memory or too deep: a value is missing */
 } cli_json;
 
 void cli_json_init(cli_json *j, FILE *out);

@@ -1,8 +1,14 @@
-/* json.c -- the CLI's streaming JSON writer (see cli.h). */
+/*
+ * json.c -- the CLI's JSON writer (see cli.h): a jansson tree built value
+ * by value, written by the core's dump when its outermost value closes.
+ */
 #include "cli.h"
 
-#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* How the CLI lays its JSON out: indented, control characters \u00xx. */
+#define CLI_JSON_LAYOUT (AS_JSON_INDENT | AS_JSON_U_ESCAPES)
 
 void cli_json_init(cli_json *j, FILE *out)
 {
@@ -10,110 +16,124 @@ void cli_json_init(cli_json *j, FILE *out)
     j->out = out;
 }
 
-/* Separate a value from the previous one at this depth and indent it. */
-static void before_value(cli_json *j)
+/* Write a finished document v and release it. */
+static void print_document(cli_json *j, json_t *v)
 {
-    if (j->after_key) {
-        j->after_key = false;
-        return;
-    }
-    if (j->depth > 0) {
-        fputs(j->need_comma[j->depth] ? ",\n" : "\n", j->out);
-        j->need_comma[j->depth] = true;
-        fprintf(j->out, "%*s", 2 * j->depth, "");
-    }
+    as_json_dump(j->out, v, CLI_JSON_LAYOUT);
+    fputc('\n', j->out);
+    json_decref(v);
+    if (j->lost)
+        fputs("accelsearch: the JSON above is incomplete (out of memory)\n", stderr);
 }
 
-static void open_scope(cli_json *j, char c)
+/* Put v (a new reference; NULL when building it failed) where the writer
+ * is: under the waiting key of the open object, after the items of the
+ * open array, or as the whole document.  False when it was lost. */
+static bool attach(cli_json *j, json_t *v)
 {
-    before_value(j);
-    fputc(c, j->out);
-    if (j->depth < (int)(sizeof j->need_comma / sizeof j->need_comma[0]) - 1)
-        j->depth++;
-    j->need_comma[j->depth] = false;
+    char *key = j->key;
+    j->key = NULL;
+    json_t *parent = j->depth > 0 && j->depth <= CLI_JSON_MAX_DEPTH ? j->scope[j->depth - 1] : NULL;
+    bool ok = false;
+    if (v && j->depth == 0) {
+        print_document(j, v);
+        ok = true;
+    } else if (v && parent && json_is_object(parent) && key) {
+        ok = as_json_put(parent, key, v);
+    } else if (v && parent && json_is_array(parent)) {
+        ok = as_json_push(parent, v);
+    } else {
+        json_decref(v);
+    }
+    free(key);
+    j->lost |= !ok;
+    return ok;
 }
 
-static void close_scope(cli_json *j, char c)
+/* Open container c (NULL when it could not be made) at the next depth. */
+static void open_scope(cli_json *j, json_t *c)
 {
-    bool had_items = j->need_comma[j->depth];
-    j->depth--;
-    if (had_items)
-        fprintf(j->out, "\n%*s", 2 * j->depth, "");
-    fputc(c, j->out);
+    bool kept = false;
+    if (j->depth == 0) {
+        free(j->key);
+        j->key = NULL;
+        kept = c != NULL;
+        j->lost |= !kept;
+    } else if (c && j->depth < CLI_JSON_MAX_DEPTH) {
+        json_incref(c); /* the scope keeps a reference of its own while open */
+        kept = attach(j, c);
+        if (!kept)
+            json_decref(c);
+    } else {
+        json_decref(c);
+        attach(j, NULL); /* too deep (or no memory): lost */
+    }
+    if (j->depth < CLI_JSON_MAX_DEPTH)
+        j->scope[j->depth] = kept ? c : NULL;
+    j->depth++;
+}
+
+static void close_scope(cli_json *j)
+{
     if (j->depth == 0)
-        fputc('\n', j->out);
+        return;
+    j->depth--;
+    json_t *c = j->depth < CLI_JSON_MAX_DEPTH ? j->scope[j->depth] : NULL;
+    if (j->depth < CLI_JSON_MAX_DEPTH)
+        j->scope[j->depth] = NULL;
+    if (j->depth == 0 && c)
+        print_document(j, c);
+    else
+        json_decref(c);
 }
 
 void cli_json_begin_object(cli_json *j)
 {
-    open_scope(j, '{');
+    open_scope(j, json_object());
 }
 void cli_json_end_object(cli_json *j)
 {
-    close_scope(j, '}');
+    close_scope(j);
 }
 void cli_json_begin_array(cli_json *j)
 {
-    open_scope(j, '[');
+    open_scope(j, json_array());
 }
 void cli_json_end_array(cli_json *j)
 {
-    close_scope(j, ']');
-}
-
-static void write_escaped(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
+    close_scope(j);
 }
 
 void cli_json_key(cli_json *j, const char *key)
 {
-    before_value(j);
-    write_escaped(j->out, key);
-    fputs(": ", j->out);
-    j->after_key = true;
+    free(j->key);
+    j->key = strdup(key);
+    j->lost |= j->key == NULL;
 }
 
 void cli_json_string(cli_json *j, const char *s)
 {
-    before_value(j);
-    write_escaped(j->out, s ? s : "");
+    attach(j, as_json_string(s));
 }
 
 void cli_json_int(cli_json *j, int64_t v)
 {
-    before_value(j);
-    fprintf(j->out, "%lld", (long long)v);
+    attach(j, json_integer(v));
 }
 
 void cli_json_double(cli_json *j, double v)
 {
-    before_value(j);
-    if (isfinite(v))
-        fprintf(j->out, "%.17g", v);
-    else
-        fputs("null", j->out);
+    attach(j, as_json_number(v));
 }
 
 void cli_json_bool(cli_json *j, bool v)
 {
-    before_value(j);
-    fputs(v ? "true" : "false", j->out);
+    attach(j, json_boolean(v));
 }
 
 void cli_json_null(cli_json *j)
 {
-    before_value(j);
-    fputs("null", j->out);
+    attach(j, json_null());
 }
 
 void cli_json_string_field(cli_json *j, const char *key, const char *s)
@@ -146,9 +166,13 @@ void cli_json_shape(cli_json *j, const wl_tensor *t)
         cli_json_null(j);
         return;
     }
-    before_value(j);
-    fputc('[', j->out);
-    for (int i = 0; i < t->rank; i++)
-        fprintf(j->out, i ? ", %lld" : "%lld", (long long)t->dims[i]);
-    fputc(']', j->out);
+    json_t *shape = json_array();
+    bool ok = shape != NULL;
+    for (int i = 0; ok && i < t->rank; i++)
+        ok = as_json_push(shape, json_integer(t->dims[i]));
+    if (!ok) {
+        json_decref(shape);
+        shape = NULL;
+    }
+    attach(j, shape);
 }

@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
 
 /* ---------------------------------------------------------------- status */
 
@@ -132,6 +135,58 @@ typedef struct as_curve {
  * not state the search depends on). */
 void as_curve_push(as_curve *c, double v);
 void as_curve_free(as_curve *c);
+
+/* ------------------------------------------------------------------ json */
+
+/*
+ * Numbers as text and JSON through jansson (json.c): the one formatter of
+ * doubles and the one dump of JSON, so that every writer (CLI output,
+ * store rows, exports, YAML files) spells the same number the same way.
+ */
+
+/* Room for any double as_format_double writes, NUL included. */
+enum { AS_DOUBLE_TEXT_BYTES = 32 };
+
+/* v in the fewest significant digits (%.1g to %.17g) that strtod reads
+ * back as the same bits, an integral value within 2^53 in plain digits
+ * ("2500000", "-0", not "2.5e+06"); inf, -inf and nan as printf spells
+ * them (JSON writes null instead).  Returns text. */
+const char *as_format_double(double v, char text[AS_DOUBLE_TEXT_BYTES]);
+
+/* A malloc'd copy of s in which every byte that is not part of a
+ * well-formed UTF-8 sequence is replaced by U+FFFD; NULL when out of
+ * memory.  JSON text is UTF-8, names from files need not be. */
+char *as_utf8_copy(const char *s);
+
+/* JSON values that follow the rules above: s as valid UTF-8 (NULL is ""),
+ * v as a real or null when not finite.  NULL when out of memory. */
+json_t *as_json_string(const char *s);
+json_t *as_json_number(double v);
+/* Add value (a new reference, released on failure; NULL is a failure) as
+ * object's member key (made valid UTF-8) / at the end of array.  False
+ * when out of memory. */
+bool as_json_put(json_t *object, const char *key, json_t *value);
+bool as_json_push(json_t *array, json_t *value);
+
+/* Parse JSON text (any value at the top) into *out (caller releases),
+ * invalid UTF-8 replaced first; bad text fails (AS_EINVAL) naming what,
+ * the line, the column and the error. */
+as_code as_json_parse(const char *text, const char *what, json_t **out, as_status *st);
+
+/* How as_json_dump lays text out.  Without AS_JSON_INDENT everything is on
+ * one line, members as "key": value separated by ", ". */
+enum {
+    AS_JSON_INDENT = 1,   /* members and items on lines of their own, two spaces per
+                           * level; an array of numbers only stays on one line */
+    AS_JSON_U_ESCAPES = 2 /* every control character as \u00xx (the CLI's spelling),
+                           * not \n, \t, ... */
+};
+
+/* Write v to f: reals by as_format_double, keys in insertion order,
+ * strings escaped.  False when writing failed. */
+bool as_json_dump(FILE *f, const json_t *v, unsigned flags);
+/* The same into a malloc'd string; NULL when out of memory. */
+char *as_json_text(const json_t *v, unsigned flags);
 
 /* ------------------------------------------------------------------ yaml */
 

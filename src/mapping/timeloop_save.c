@@ -57,17 +57,6 @@ static void put(writer *w, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The shortest decimal form of x that reads back as exactly x. */
-static const char *real_text(double x, char buf[32])
-{
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
-    return buf;
-}
-
 /* A YAML single-quoted scalar for any name (quotes doubled). */
 static void put_quoted(writer *w, const char *text)
 {
@@ -83,8 +72,8 @@ static void put_quoted(writer *w, const char *text)
 /* key: value, a real. */
 static void put_real(writer *w, const char *indent, const char *key, double value)
 {
-    char buf[32];
-    put(w, "%s%s: %s\n", indent, key, real_text(value, buf));
+    char buf[AS_DOUBLE_TEXT_BYTES];
+    put(w, "%s%s: %s\n", indent, key, as_format_double(value, buf));
 }
 
 /* ------------------------------------------------------------ checking */
@@ -207,11 +196,11 @@ static void put_level(writer *w, const arch_level *level)
 static void put_architecture(writer *w)
 {
     const arch_spec *a = &w->c->arch;
-    char buf[32], name[ARCH_NAME_BYTES + 32];
+    char buf[AS_DOUBLE_TEXT_BYTES], name[ARCH_NAME_BYTES + 32];
     put(w, "architecture:\n  version: '0.4'\n  subtree:\n  - name: ");
     put_quoted(w, a->name[0] ? a->name : "system");
     put(w, "\n    attributes:\n      version: '0.4'\n      technology: %dnm\n", a->technology_nm);
-    put(w, "      global_cycle_seconds: %s\n    local:\n", real_text(a->cycle_seconds, buf));
+    put(w, "      global_cycle_seconds: %s\n    local:\n", as_format_double(a->cycle_seconds, buf));
     for (int i = a->n_levels - 1; i >= 0; i--)
         put_level(w, &a->level[i]);
     instance_name(name, sizeof name, a->compute.name[0] ? a->compute.name : "mac",
@@ -352,9 +341,9 @@ static void put_problem(writer *w, const uint8_t *dims, int n_dims)
         (long long)p->pad[1]);
     const char *sep = "";
     for (int d = 0; d < WL_NDATASPACES; d++) {
-        char buf[32];
+        char buf[AS_DOUBLE_TEXT_BYTES];
         if (p->ds[d].density != 1.0) {
-            put(w, "%s%s: %s", sep, p->ds[d].name, real_text(p->ds[d].density, buf));
+            put(w, "%s%s: %s", sep, p->ds[d].name, as_format_double(p->ds[d].density, buf));
             sep = ", ";
         }
     }

@@ -13,8 +13,6 @@
  */
 #include "search_private.h"
 
-#include "../store/store.h"
-
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -322,56 +320,49 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
 
 /* ---------------------------------------------------------------- JSON */
 
-/* Workload k's best plan into f: metrics and groups (op names). */
-static void workload_json(const se_candidate_eval *c, int k, FILE *f)
+/* Workload k's best plan as JSON: metrics and groups (op names); NULL
+ * when out of memory. */
+static json_t *workload_json(const se_candidate_eval *c, int k)
 {
     const wl_graph *g = c->graph[k];
     const fu_plan *plan = &c->plan[k];
     const fu_plan_cost *cost = &c->cost[k];
     se_metrics m;
     se_metrics_of_plan(c, cost, &m);
-    fputs("{\"model\":", f);
-    store_json_string(f, g->name);
-    fprintf(f, ",\"batch\":%lld,\"valid\":%s,\"latency_s\":", (long long)c->batch,
-            cost->valid ? "true" : "false");
-    store_json_number(f, m.latency_s);
-    fputs(",\"energy_pJ\":", f);
-    store_json_number(f, m.energy_pJ);
-    fprintf(f, ",\"cycles\":%lld,\"dram_bytes\":%lld,\"groups\":[", (long long)cost->cycles,
-            (long long)cost->dram_bytes);
-    for (int32_t gid = 0; gid < plan->n_groups; gid++) {
-        fputs(gid ? ",[" : "[", f);
-        bool first = true;
-        for (int32_t op = 0; op < plan->n_ops; op++)
-            if (plan->group[op] == gid) {
-                fputs(first ? "" : ",", f);
-                store_json_string(f, g->ops[op].name);
-                first = false;
-            }
-        fputs("]", f);
+    json_t *w = json_object(), *groups = json_array();
+    bool ok = w && as_json_put(w, "model", as_json_string(g->name)) &&
+              as_json_put(w, "batch", json_integer(c->batch)) &&
+              as_json_put(w, "valid", json_boolean(cost->valid)) &&
+              as_json_put(w, "latency_s", as_json_number(m.latency_s)) &&
+              as_json_put(w, "energy_pJ", as_json_number(m.energy_pJ)) &&
+              as_json_put(w, "cycles", json_integer(cost->cycles)) &&
+              as_json_put(w, "dram_bytes", json_integer(cost->dram_bytes)) &&
+              as_json_put(w, "groups", json_incref(groups));
+    for (int32_t gid = 0; ok && gid < plan->n_groups; gid++) {
+        json_t *ops = json_array();
+        ok = as_json_push(groups, ops);
+        for (int32_t op = 0; ok && op < plan->n_ops; op++)
+            if (plan->group[op] == gid)
+                ok = as_json_push(ops, as_json_string(g->ops[op].name));
     }
-    fputs("]}", f);
+    json_decref(groups);
+    if (!ok) {
+        json_decref(w);
+        return NULL;
+    }
+    return w;
 }
 
 char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st)
 {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (!f) {
+    json_t *detail = json_object(), *workloads = json_array();
+    bool ok = detail && as_json_put(detail, "workloads", json_incref(workloads));
+    for (int k = 0; ok && c->feasible && k < c->n_workloads; k++)
+        ok = as_json_push(workloads, workload_json(c, k));
+    char *text = ok ? as_json_text(detail, 0) : NULL;
+    json_decref(workloads);
+    json_decref(detail);
+    if (!text)
         as_fail(st, AS_ENOMEM, "out of memory for a candidate's details");
-        return NULL;
-    }
-    fputs("{\"workloads\":[", f);
-    for (int k = 0; c->feasible && k < c->n_workloads; k++) {
-        fputs(k ? "," : "", f);
-        workload_json(c, k, f);
-    }
-    fputs("]}", f);
-    if (ferror(f) | fclose(f)) {
-        free(text);
-        as_fail(st, AS_ENOMEM, "out of memory for a candidate's details");
-        return NULL;
-    }
     return text;
 }

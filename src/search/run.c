@@ -491,42 +491,42 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
     return AS_OK;
 }
 
+/* Front point c as JSON: where it was found, its parameters and metrics;
+ * NULL when out of memory. */
+static json_t *front_point_json(const run *r, const se_candidate *c)
+{
+    const struct {
+        const char *key;
+        double value;
+    } number[] = {
+        {"latency_s", c->metrics.latency_s}, {"energy_pJ", c->metrics.energy_pJ},
+        {"area_mm2", c->metrics.area_mm2},   {"power_W", c->metrics.power_W},
+        {"edp", c->metrics.edp_Js},          {"perf_per_tdp", c->metrics.perf_per_tdp},
+    };
+    json_t *point = json_object();
+    bool ok = point && as_json_put(point, "iteration", json_integer(c->iteration)) &&
+              as_json_put(point, "slot", json_integer(c->slot)) &&
+              as_json_put(point, "params", se_point_params(r->space, &c->point));
+    for (size_t i = 0; ok && i < sizeof number / sizeof number[0]; i++)
+        ok = as_json_put(point, number[i].key, as_json_number(number[i].value));
+    if (!ok) {
+        json_decref(point);
+        return NULL;
+    }
+    return point;
+}
+
 /* The front as JSON (an array of points) into a malloc'd string; NULL
  * when out of memory. */
 static char *front_json(const run *r)
 {
     const se_result *out = r->out;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    if (!f)
-        return NULL;
-    fputs("[", f);
-    for (int64_t k = 0; k < out->n_front; k++) {
-        const se_candidate *c = &out->candidates[out->front[k]];
-        char params[1024];
-        se_point_params_json(r->space, &c->point, params, sizeof params);
-        fprintf(f, "%s{\"iteration\":%lld,\"slot\":%d,\"params\":%s", k ? "," : "",
-                (long long)c->iteration, c->slot, params);
-        const struct {
-            const char *key;
-            double value;
-        } number[] = {
-            {"latency_s", c->metrics.latency_s}, {"energy_pJ", c->metrics.energy_pJ},
-            {"area_mm2", c->metrics.area_mm2},   {"power_W", c->metrics.power_W},
-            {"edp", c->metrics.edp_Js},          {"perf_per_tdp", c->metrics.perf_per_tdp},
-        };
-        for (size_t i = 0; i < sizeof number / sizeof number[0]; i++) {
-            fprintf(f, ",\"%s\":", number[i].key);
-            store_json_number(f, number[i].value);
-        }
-        fputs("}", f);
-    }
-    fputs("]", f);
-    if (ferror(f) | fclose(f)) {
-        free(text);
-        return NULL;
-    }
+    json_t *front = json_array();
+    bool ok = front != NULL;
+    for (int64_t k = 0; ok && k < out->n_front; k++)
+        ok = as_json_push(front, front_point_json(r, &out->candidates[out->front[k]]));
+    char *text = ok ? as_json_text(front, 0) : NULL;
+    json_decref(front);
     return text;
 }
 

@@ -124,7 +124,11 @@ bool se_point_equal(const se_space *s, const se_point *a, const se_point *b);
 /* "3,17,0" form (store rows) and back. */
 void se_point_format(const se_space *s, const se_point *p, char *buf, size_t size);
 bool se_point_parse(const se_space *s, const char *text, se_point *out);
-/* {"pe_x": 14, "glb_bytes": 110592, "l1_config": "shared", ...} into buf. */
+/* The parameters of point p by name, {"pe_x": 14, "l1_config": "shared",
+ * ...} (names and choices made valid UTF-8); NULL when out of memory. */
+json_t *se_point_params(const se_space *s, const se_point *p);
+/* The same as JSON text into buf, as many whole members as fit and the
+ * closing brace (the core's dump: escaped, valid UTF-8). */
 void se_point_params_json(const se_space *s, const se_point *p, char *buf, size_t size);
 
 /*

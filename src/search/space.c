@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KiB ((int64_t)1 << 10)
@@ -1049,6 +1050,36 @@ bool se_point_parse(const se_space *s, const char *text, se_point *out)
     return true;
 }
 
+json_t *se_point_params(const se_space *s, const se_point *p)
+{
+    json_t *params = json_object();
+    for (int i = 0; params && i < s->n_params; i++) {
+        const se_param *q = &s->param[i];
+        int64_t v = se_param_value(q, p->index[i]);
+        json_t *value = q->kind == SE_PARAM_ENUM ? as_json_string(q->choice[v]) : json_integer(v);
+        if (!as_json_put(params, q->name, value)) {
+            json_decref(params);
+            params = NULL;
+        }
+    }
+    return params;
+}
+
+/* The text of member key of params, "\"key\": value", into a malloc'd
+ * string; NULL when out of memory. */
+static char *member_text(const char *key, json_t *value)
+{
+    json_t *one = json_pack("{sO}", key, value);
+    char *text = one ? as_json_text(one, 0) : NULL;
+    json_decref(one);
+    if (text) { /* {"key": value} without its braces */
+        size_t n = strlen(text);
+        memmove(text, text + 1, n - 2);
+        text[n - 2] = '\0';
+    }
+    return text;
+}
+
 void se_point_params_json(const se_space *s, const se_point *p, char *buf, size_t size)
 {
     size_t used = 0;
@@ -1058,17 +1089,18 @@ void se_point_params_json(const se_space *s, const se_point *p, char *buf, size_
     if (size < 3) /* not even "{}" */
         return;
     append(buf, size, &used, 1, "{");
-    for (int i = 0; i < s->n_params; i++) {
-        const se_param *q = &s->param[i];
-        int64_t v = se_param_value(q, p->index[i]);
-        const char *sep = i ? ", " : "";
-        bool fitted =
-            q->kind == SE_PARAM_ENUM
-                ? append(buf, size, &used, 1, "%s\"%s\": \"%s\"", sep, q->name, q->choice[v])
-                : append(buf, size, &used, 1, "%s\"%s\": %lld", sep, q->name, (long long)v);
+    json_t *params = se_point_params(s, p);
+    const char *key;
+    json_t *value;
+    json_object_foreach(params, key, value)
+    {
+        char *member = member_text(key, value);
+        bool fitted = member && append(buf, size, &used, 1, "%s%s", used > 1 ? ", " : "", member);
+        free(member);
         if (!fitted)
             break;
     }
+    json_decref(params);
     append(buf, size, &used, 0, "}");
 }
 

@@ -522,21 +522,6 @@ as_code se_space_load(const char *name_or_path, se_space *out, as_status *st)
 
 /* -------------------------------------------------------------- writing */
 
-/* The shortest text of v that reads back as v: a whole number in plain
- * digits ("200", not "2e+02"), anything else by "%.*g". */
-static void format_double(double v, char text[TEXT_BYTES])
-{
-    if (v == floor(v) && fabs(v) < 1e15) {
-        snprintf(text, TEXT_BYTES, "%.0f", v);
-        return;
-    }
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(text, TEXT_BYTES, "%.*g", digits, v);
-        if (strtod(text, NULL) == v)
-            return;
-    }
-}
-
 /* clock_hz as the shortest MHz text that the reader (MHz * 1e6) turns
  * back into the same double, among the doubles next to hz / 1e6 (200 MHz
  * and 940 MHz are exact); hz / 1e6 itself when none does. */
@@ -545,11 +530,11 @@ static void format_clock_MHz(double hz, char text[TEXT_BYTES])
     double MHz = hz / 1e6;
     char candidate[TEXT_BYTES];
     bool found = false;
-    format_double(MHz, text);
+    as_format_double(MHz, text);
     for (int step = 0; step < 8; step++)
         MHz = nextafter(MHz, 0);
     for (int step = 0; step <= 16; step++, MHz = nextafter(MHz, INFINITY)) {
-        format_double(MHz, candidate);
+        as_format_double(MHz, candidate);
         if (strtod(candidate, NULL) * 1e6 != hz)
             continue;
         if (!found || strlen(candidate) < strlen(text))
@@ -649,7 +634,7 @@ static void write_space(FILE *out, const se_space *s, const se_template_def *t)
         int64_t whole;
         if (LIMIT_KEYS[i].real) {
             memcpy(&real, field, sizeof real);
-            format_double(real, text);
+            as_format_double(real, text);
         } else {
             memcpy(&whole, field, sizeof whole);
             format_amount(whole, LIMIT_KEYS[i].bytes, text);

@@ -33,6 +33,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,6 +276,30 @@ static bool grow(void **array, int64_t *cap, int64_t need, size_t elem_size)
     *array = bigger;
     *cap = n;
     return true;
+}
+
+/* Bind q's parameters 1, 2, ... to the arguments after types, one per
+ * letter: 'i' an int64_t, 'r' a double, 't' a const char * (NULL binds
+ * ""; not copied: it must last until the statement is reset).  The
+ * arguments must have exactly these types.  SQLITE_OK or the first
+ * error. */
+static int bind_params(sqlite3_stmt *q, const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    int rc = SQLITE_OK;
+    for (int i = 0; types[i] && rc == SQLITE_OK; i++) {
+        if (types[i] == 'i') {
+            rc = sqlite3_bind_int64(q, i + 1, va_arg(ap, int64_t));
+        } else if (types[i] == 'r') {
+            rc = sqlite3_bind_double(q, i + 1, va_arg(ap, double));
+        } else {
+            const char *text = va_arg(ap, const char *);
+            rc = sqlite3_bind_text(q, i + 1, text ? text : "", -1, SQLITE_STATIC);
+        }
+    }
+    va_end(ap);
+    return rc;
 }
 
 /* SQLite integers are signed: a seed is stored as its bit pattern, so
@@ -559,15 +584,8 @@ as_code store_run_begin(store *s, const char *config, uint64_t seed, const char 
     sqlite3_stmt *q = statement(s, SQL_RUN_INSERT, st);
     if (!q)
         return AS_EINTERNAL;
-    int rc = sqlite3_bind_text(q, 1, version ? version : "", -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 2, seed_bits(seed));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(q, 3, state_names[STORE_RUNNING], -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(q, 4, summary ? summary : "", -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(q, 5, config ? config : "", -1, SQLITE_STATIC);
+    int rc = bind_params(q, "tittt", version, seed_bits(seed), state_names[STORE_RUNNING], summary,
+                         config);
     if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_DONE)
         *run_id = sqlite3_last_insert_rowid(s->db);
     return finish(s, q, rc, st, "beginning a run");
@@ -580,11 +598,7 @@ as_code store_run_find_resumable(store *s, const char *config, uint64_t seed, in
     sqlite3_stmt *q = statement(s, SQL_RUN_RESUMABLE, st);
     if (!q)
         return AS_EINTERNAL;
-    int rc = sqlite3_bind_text(q, 1, config ? config : "", -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 2, seed_bits(seed));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(q, 3, state_names[STORE_FINISHED], -1, SQLITE_STATIC);
+    int rc = bind_params(q, "tit", config, seed_bits(seed), state_names[STORE_FINISHED]);
     if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
         *run_id = sqlite3_column_int64(q, 0);
     return finish(s, q, rc, st, "looking for a run to resume");
@@ -598,9 +612,7 @@ as_code store_run_set_state(store *s, int64_t run_id, store_state state, as_stat
     sqlite3_stmt *q = statement(s, SQL_RUN_SET_STATE, st);
     if (!q)
         return AS_EINTERNAL;
-    int rc = sqlite3_bind_int64(q, 1, run_id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(q, 2, state_names[state], -1, SQLITE_STATIC);
+    int rc = bind_params(q, "it", run_id, state_names[state]);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q);
     as_code code = finish(s, q, rc, st, "setting the state of run %lld", (long long)run_id);
@@ -662,45 +674,49 @@ as_code store_run_list(store *s, store_run **out, int64_t *n, as_status *st)
     return AS_OK;
 }
 
+/* Step statement id (a SELECT of one run: WHERE id = ?1) to run_id's row,
+ * *q left on it for the caller to read and reset.  A missing run fails
+ * (AS_EINVAL), and so does SQLite, the message saying what was being done
+ * ("reading run") and the run. */
+static as_code select_run(store *s, stmt_id id, int64_t run_id, const char *doing, sqlite3_stmt **q,
+                          as_status *st)
+{
+    if (!(*q = statement(s, id, st)))
+        return AS_EINTERNAL;
+    int rc = sqlite3_bind_int64(*q, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(*q);
+    if (rc == SQLITE_ROW)
+        return AS_OK;
+    if (rc != SQLITE_DONE)
+        return finish(s, *q, rc, st, "%s %lld", doing, (long long)run_id);
+    sqlite3_reset(*q);
+    return as_fail(st, AS_EINVAL, "%s: no run %lld", s->path, (long long)run_id);
+}
+
 as_code store_run_get(store *s, int64_t run_id, store_run *out, as_status *st)
 {
-    sqlite3_stmt *q = statement(s, SQL_RUN_GET, st);
-    if (!q)
-        return AS_EINTERNAL;
-    int rc = sqlite3_bind_int64(q, 1, run_id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q);
-    as_code code = AS_OK;
-    if (rc == SQLITE_ROW)
+    sqlite3_stmt *q;
+    as_code code = select_run(s, SQL_RUN_GET, run_id, "reading run", &q, st);
+    if (code == AS_OK) {
         code = read_run(s, q, out, st);
-    else if (rc == SQLITE_DONE)
-        code = as_fail(st, AS_EINVAL, "%s: no run %lld", s->path, (long long)run_id);
-    if (code != AS_OK) {
         sqlite3_reset(q);
-        return code;
     }
-    return finish(s, q, rc, st, "reading run %lld", (long long)run_id);
+    return code;
 }
 
 as_code store_run_config(store *s, int64_t run_id, char **config, as_status *st)
 {
     *config = NULL;
-    sqlite3_stmt *q = statement(s, SQL_RUN_CONFIG, st);
-    if (!q)
-        return AS_EINTERNAL;
-    int rc = sqlite3_bind_int64(q, 1, run_id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q);
-    as_code code = AS_OK;
-    if (rc == SQLITE_ROW && !(*config = copy_string(column_text(q, 0))))
-        code = as_fail(st, AS_ENOMEM, "out of memory");
-    else if (rc == SQLITE_DONE)
-        code = as_fail(st, AS_EINVAL, "%s: no run %lld", s->path, (long long)run_id);
-    if (code != AS_OK) {
+    sqlite3_stmt *q;
+    as_code code =
+        select_run(s, SQL_RUN_CONFIG, run_id, "reading the configuration of run", &q, st);
+    if (code == AS_OK) {
+        if (!(*config = copy_string(column_text(q, 0))))
+            code = as_fail(st, AS_ENOMEM, "out of memory");
         sqlite3_reset(q);
-        return code;
     }
-    return finish(s, q, rc, st, "reading the configuration of run %lld", (long long)run_id);
+    return code;
 }
 
 /* ------------------------------------------------------ candidate rounds */
@@ -791,15 +807,8 @@ as_code store_put_front(store *s, int64_t run_id, int64_t iteration, int64_t eva
     sqlite3_stmt *q = statement(s, SQL_FRONT_INSERT, st);
     if (!q)
         return AS_EINTERNAL;
-    int rc = sqlite3_bind_int64(q, 1, run_id);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 2, iteration);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 3, evaluations);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_double(q, 4, hypervolume);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(q, 5, front_json ? front_json : "[]", -1, SQLITE_STATIC);
+    int rc = bind_params(q, "iiirt", run_id, iteration, evaluations, hypervolume,
+                         front_json ? front_json : "[]");
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q);
     char key[64];

@@ -125,16 +125,6 @@ as_code store_last_front(store *s, int64_t run_id, int64_t *iteration, double *h
 as_code store_hypervolume_curve(store *s, int64_t run_id, int64_t **evaluations,
                                 double **hypervolume, int64_t *n, as_status *st);
 
-/* ------------------------------------------------------------ JSON text */
-
-/* What the exports write, for the JSON text that rows and fronts carry
- * (params_json, detail_json, front_json), so that both agree: s as a JSON
- * string (quotes, backslashes and control characters escaped), and v as a
- * JSON number in the fewest digits that read back exactly (null when v is
- * not finite: JSON has no inf or NaN). */
-void store_json_string(FILE *f, const char *s);
-void store_json_number(FILE *f, double v);
-
 /* ----------------------------------------------------------------- export */
 
 typedef enum store_format { STORE_JSON, STORE_CSV } store_format;
@@ -156,8 +146,9 @@ as_code store_export(store *s, int64_t run_id, store_format format, FILE *f, as_
  * value arrives unescaped with quoted true; any other value as its JSON
  * text (a number, true, false, null, or a deeper object or array
  * verbatim).  key and value are valid during the call only; visit returns
- * false to stop.  Malformed text fails (AS_EINVAL) naming what and the
- * byte offset.
+ * false to stop.  Keys and values are read by jansson; invalid UTF-8 is
+ * replaced by U+FFFD first (core.h).  Malformed text fails (AS_EINVAL)
+ * naming what and the byte offset.
  */
 typedef bool (*store_json_visitor)(void *user, int64_t item, const char *key, const char *value,
                                    bool quoted);

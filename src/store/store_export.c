@@ -1,13 +1,17 @@
 /*
- * store_export.c -- a run as JSON or CSV (store_export), and the small
- * JSON reader that the CSV export and `accelsearch runs show` share
- * (store_json_members).
+ * store_export.c -- a run as JSON or CSV (store_export), and the reader of
+ * stored JSON that the CSV export and `accelsearch runs show` share
+ * (store_json_members).  Every JSON value is read and written through
+ * jansson and the core's JSON layer (core.h): numbers in the fewest
+ * digits that read back as the same double, text as valid UTF-8.
  *
  * JSON: {"run": {...}, "config": "...", "rows": [...], "fronts": [...]},
  * one row or front per line, keys named as the store's columns.  The JSON
- * columns (params_json, detail_json, front_json) are JSON already and go
- * in verbatim.  JSON has no infinities and no NaN: a non-finite double is
- * written null (the CSV keeps them, as inf, -inf and nan).
+ * columns (params_json, detail_json, front_json) are read back with
+ * jansson and written as JSON values (a row whose JSON does not parse
+ * fails the export, naming it).  JSON has no infinities and no NaN: a
+ * non-finite double is written null (the CSV keeps them, as inf, -inf
+ * and nan).
  *
  * CSV (RFC 4180: CRLF line ends; a field holding a comma, a quote or a
  * line break is quoted, its quotes doubled): the row's columns other than
@@ -23,49 +27,10 @@
 #include "store_private.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- writers */
-
-/* v in the fewest significant digits (15 to 17) that strtod reads back as
- * v: exact, and 0.1 rather than 0.10000000000000001.  inf, -inf and nan
- * as printf spells them. */
-static const char *format_double(char buf[32], double v)
-{
-    for (int digits = 15; digits < 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            return buf;
-    }
-    snprintf(buf, 32, "%.17g", v);
-    return buf;
-}
-
-void store_json_number(FILE *f, double v)
-{
-    char number[32];
-    fputs(isfinite(v) ? format_double(number, v) : "null", f);
-}
-
-void store_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p == '\t')
-            fputs("\\t", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+/* ---------------------------------------------------------------- fields */
 
 /* s as one CSV field: quoted when it holds a comma, a quote or a line
  * break, with its quotes doubled. */
@@ -84,11 +49,10 @@ static void csv_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Column c of row as a JSON value or as a CSV field (the JSON columns are
- * written for the JSON export only). */
-static void write_field(FILE *f, const store_row *row, const store_column *c, store_format format)
+/* Column c of row as a CSV field (the JSON columns are not written). */
+static void csv_field(FILE *f, const store_row *row, const store_column *c)
 {
-    char number[32];
+    char number[AS_DOUBLE_TEXT_BYTES];
     switch (c->kind) {
     case STORE_KIND_I64:
     case STORE_KIND_I32:
@@ -98,32 +62,72 @@ static void write_field(FILE *f, const store_row *row, const store_column *c, st
         fputs(store_field_int(row, c) ? "true" : "false", f);
         break;
     case STORE_KIND_REAL:
-        if (format == STORE_JSON)
-            store_json_number(f, store_field_real(row, c));
-        else
-            fputs(format_double(number, store_field_real(row, c)), f);
+        fputs(as_format_double(store_field_real(row, c), number), f);
         break;
     case STORE_KIND_TEXT:
-        (format == STORE_JSON ? store_json_string : csv_string)(f, store_field_text(row, c));
+        csv_string(f, store_field_text(row, c));
         break;
     case STORE_KIND_JSON:
-        fputs(store_field_text(row, c), f);
         break;
     }
 }
 
 /* ------------------------------------------------------------------- JSON */
 
-/* Items written so far into the array being written. */
+/* The JSON export's state across the rows and fronts of a run. */
 typedef struct json_export {
     FILE *out;
-    int64_t n_items;
+    const char *store_path;
+    int64_t run_id;
+    int64_t n_items; /* written so far into the array being written */
+    as_status *st;
+    as_code code; /* the first failure, which stops the export */
 } json_export;
 
-/* Start the next item of an array: one per line. */
-static void json_next_item(json_export *x)
+/* Column c of row as a JSON value into *value (a new reference; NULL
+ * when out of memory); the JSON columns parsed, failing with a message
+ * that names the row. */
+static as_code field_json(const json_export *x, const store_row *row, const store_column *c,
+                          json_t **value)
 {
+    char what[192];
+    *value = NULL;
+    switch (c->kind) {
+    case STORE_KIND_I64:
+    case STORE_KIND_I32:
+        *value = json_integer(store_field_int(row, c));
+        break;
+    case STORE_KIND_BOOL:
+        *value = json_boolean(store_field_int(row, c));
+        break;
+    case STORE_KIND_REAL:
+        *value = as_json_number(store_field_real(row, c));
+        break;
+    case STORE_KIND_TEXT:
+        *value = as_json_string(store_field_text(row, c));
+        break;
+    case STORE_KIND_JSON:
+        snprintf(what, sizeof what, "%s: %s of run %lld, iteration %lld, slot %d, round %d",
+                 x->store_path, c->name, (long long)x->run_id, (long long)row->iteration,
+                 (int)row->slot, (int)row->round);
+        return as_json_parse(store_field_text(row, c), what, value, x->st);
+    }
+    return AS_OK;
+}
+
+/* Write item (released here; NULL: out of memory, unless x->code already
+ * says why) as the next line of the array being written. */
+static bool json_item(json_export *x, json_t *item)
+{
+    if (!item) {
+        if (x->code == AS_OK)
+            x->code = as_fail(x->st, AS_ENOMEM, "out of memory");
+        return false;
+    }
     fputs(x->n_items++ ? ",\n    " : "\n    ", x->out);
+    as_json_dump(x->out, item, 0);
+    json_decref(item);
+    return !ferror(x->out);
 }
 
 /* Close the array of x's items, and start counting anew. */
@@ -136,45 +140,63 @@ static void json_end_array(json_export *x)
 static bool json_row(void *user, const store_row *row)
 {
     json_export *x = user;
-    json_next_item(x);
-    for (int i = 0; i < store_n_row_columns; i++) {
+    json_t *item = json_object();
+    for (int i = 0; item && i < store_n_row_columns; i++) {
         const store_column *c = &store_row_columns[i];
-        fprintf(x->out, "%s\"%s\": ", i ? ", " : "{", c->name);
-        write_field(x->out, row, c, STORE_JSON);
+        json_t *value;
+        x->code = field_json(x, row, c, &value);
+        if (!as_json_put(item, c->name, value)) {
+            json_decref(item);
+            item = NULL;
+        }
     }
-    fputc('}', x->out);
-    return !ferror(x->out);
+    return json_item(x, item);
 }
 
 static bool json_front(void *user, int64_t iteration, int64_t evaluations, double hypervolume,
                        const char *front_json)
 {
     json_export *x = user;
-    json_next_item(x);
-    fprintf(x->out,
-            "{\"iteration\": %lld, \"evaluations\": %lld, \"hypervolume\": ", (long long)iteration,
-            (long long)evaluations);
-    store_json_number(x->out, hypervolume);
-    fprintf(x->out, ", \"front_json\": %s}", front_json);
-    return !ferror(x->out);
+    char what[160];
+    snprintf(what, sizeof what, "%s: front_json of run %lld, iteration %lld", x->store_path,
+             (long long)x->run_id, (long long)iteration);
+    json_t *front = NULL, *item = json_object();
+    x->code = as_json_parse(front_json, what, &front, x->st);
+    if (!item || !as_json_put(item, "iteration", json_integer(iteration)) ||
+        !as_json_put(item, "evaluations", json_integer(evaluations)) ||
+        !as_json_put(item, "hypervolume", as_json_number(hypervolume)) ||
+        !as_json_put(item, "front_json", front)) {
+        json_decref(item);
+        item = NULL;
+    }
+    return json_item(x, item);
 }
 
-/* The "run" member: the run's header and counts. */
-static void json_run(FILE *f, const store_run *r)
+/* The "run" member: the run's header and counts.  Its seed is a uint64,
+ * wider than jansson's integers (int64): it is written as digits between
+ * the members before it and those after it. */
+static as_code json_run(FILE *f, const store_run *r, as_status *st)
 {
-    fprintf(f, "  \"run\": {\"id\": %lld, \"created\": ", (long long)r->id);
-    store_json_string(f, r->created);
-    fputs(", \"version\": ", f);
-    store_json_string(f, r->version);
-    fprintf(f, ", \"seed\": %llu, \"state\": ", (unsigned long long)r->seed);
-    store_json_string(f, store_state_name(r->state));
-    fputs(", \"summary\": ", f);
-    store_json_string(f, r->summary);
-    fprintf(f, ", \"n_rows\": %lld, \"n_candidates\": %lld, \"n_iterations\": %lld",
-            (long long)r->n_rows, (long long)r->n_candidates, (long long)r->n_iterations);
-    fputs(", \"hypervolume\": ", f);
-    store_json_number(f, r->hypervolume);
-    fputs("},\n", f);
+    json_t *head = json_object(), *tail = json_object();
+    bool ok = head && tail && as_json_put(head, "id", json_integer(r->id)) &&
+              as_json_put(head, "created", as_json_string(r->created)) &&
+              as_json_put(head, "version", as_json_string(r->version)) &&
+              as_json_put(tail, "state", as_json_string(store_state_name(r->state))) &&
+              as_json_put(tail, "summary", as_json_string(r->summary)) &&
+              as_json_put(tail, "n_rows", json_integer(r->n_rows)) &&
+              as_json_put(tail, "n_candidates", json_integer(r->n_candidates)) &&
+              as_json_put(tail, "n_iterations", json_integer(r->n_iterations)) &&
+              as_json_put(tail, "hypervolume", as_json_number(r->hypervolume));
+    char *head_text = ok ? as_json_text(head, 0) : NULL;
+    char *tail_text = head_text ? as_json_text(tail, 0) : NULL;
+    json_decref(head);
+    json_decref(tail);
+    if (tail_text) /* {"id": ..., "version": "..."} and {"state": ...}, joined */
+        fprintf(f, "  \"run\": %.*s, \"seed\": %llu, %s,\n", (int)(strlen(head_text) - 1),
+                head_text, (unsigned long long)r->seed, tail_text + 1);
+    free(head_text);
+    free(tail_text);
+    return tail_text ? AS_OK : as_fail(st, AS_ENOMEM, "out of memory");
 }
 
 static as_code export_json(store *s, const store_run *run, FILE *f, as_status *st)
@@ -183,22 +205,26 @@ static as_code export_json(store *s, const store_run *run, FILE *f, as_status *s
     as_code code = store_run_config(s, run->id, &config, st);
     if (code != AS_OK)
         return code;
-    fputs("{\n", f);
-    json_run(f, run);
-    fputs("  \"config\": ", f);
-    store_json_string(f, config);
+    json_t *config_json = as_json_string(config);
     free(config);
+    if (!config_json)
+        return as_fail(st, AS_ENOMEM, "out of memory");
+    fputs("{\n", f);
+    code = json_run(f, run, st);
+    fputs("  \"config\": ", f);
+    as_json_dump(f, config_json, 0);
+    json_decref(config_json);
     fputs(",\n  \"rows\": [", f);
-    json_export x = {.out = f};
-    if ((code = store_each_row(s, run->id, json_row, &x, st)) != AS_OK)
-        return code;
+    json_export x = {.out = f, .store_path = store_path(s), .run_id = run->id, .st = st};
+    if (code == AS_OK && (code = store_each_row(s, run->id, json_row, &x, st)) == AS_OK)
+        code = x.code;
     json_end_array(&x);
     fputs(",\n  \"fronts\": [", f);
-    if ((code = store_each_front(s, run->id, json_front, &x, st)) != AS_OK)
-        return code;
+    if (code == AS_OK && (code = store_each_front(s, run->id, json_front, &x, st)) == AS_OK)
+        code = x.code;
     json_end_array(&x);
     fputs("\n}\n", f);
-    return AS_OK;
+    return code;
 }
 
 /* -------------------------------------------------------------------- CSV */
@@ -253,6 +279,25 @@ static bool set_cell(void *user, int64_t item, const char *key, const char *valu
     return true;
 }
 
+/* One line: row's columns other than the JSON ones, then its parameter
+ * cells; or, without a row, the header that names them. */
+static void csv_line(csv_export *x, const store_row *row)
+{
+    for (int i = 0; i < store_n_row_columns; i++)
+        if (store_row_columns[i].kind != STORE_KIND_JSON) {
+            fputs(i ? "," : "", x->out);
+            if (row)
+                csv_field(x->out, row, &store_row_columns[i]);
+            else
+                csv_string(x->out, store_row_columns[i].name);
+        }
+    for (int64_t k = 0; k < x->n_keys; k++) {
+        fputc(',', x->out);
+        csv_string(x->out, !row ? x->keys[k] : x->cells[k] ? x->cells[k] : "");
+    }
+    fputs("\r\n", x->out);
+}
+
 /* The header line, its parameter columns named after the members of
  * params_json (the first row's; "{}" when the run has no row).  what names
  * params_json for messages.  False when it fails (x->code says why). */
@@ -270,16 +315,7 @@ static bool csv_header(csv_export *x, const char *params_json, const char *what)
         x->code = code != AS_OK ? code : x->code;
         return false;
     }
-    for (int i = 0; i < store_n_row_columns; i++)
-        if (store_row_columns[i].kind != STORE_KIND_JSON) {
-            fputs(i ? "," : "", x->out);
-            csv_string(x->out, store_row_columns[i].name);
-        }
-    for (int64_t k = 0; k < x->n_keys; k++) {
-        fputc(',', x->out);
-        csv_string(x->out, x->keys[k]);
-    }
-    fputs("\r\n", x->out);
+    csv_line(x, NULL);
     x->header_written = true;
     return true;
 }
@@ -299,16 +335,7 @@ static bool csv_row(void *user, const store_row *row)
         x->code = code != AS_OK ? code : x->code;
         return false;
     }
-    for (int i = 0; i < store_n_row_columns; i++)
-        if (store_row_columns[i].kind != STORE_KIND_JSON) {
-            fputs(i ? "," : "", x->out);
-            write_field(x->out, row, &store_row_columns[i], STORE_CSV);
-        }
-    for (int64_t k = 0; k < x->n_keys; k++) {
-        fputc(',', x->out);
-        csv_string(x->out, x->cells[k] ? x->cells[k] : "");
-    }
-    fputs("\r\n", x->out);
+    csv_line(x, row);
     as_arena_free(&x->cells_arena);
     return !ferror(x->out);
 }
@@ -344,330 +371,169 @@ as_code store_export(store *s, int64_t run_id, store_format format, FILE *f, as_
 
 /* ----------------------------------------------------------- JSON reader */
 
-enum { JSON_MAX_DEPTH = 64 }; /* nesting skipped over; deeper text is refused, not recursed */
+enum { JSON_MAX_DEPTH = 64 }; /* deeper values are refused */
 
-/* A pass over JSON text for store_json_members. */
-typedef struct json_reader {
-    const char *text, *at; /* the whole text, and where the reader is */
-    char *out;             /* decoded key and value of the current member */
-    size_t out_used;
+/*
+ * A pass over JSON text for store_json_members.  The walk over the
+ * top-level array and objects is here, so that a value can be given as
+ * its own text; every key and value is read by jansson.
+ */
+typedef struct json_walk {
+    const char *text, *at, *end; /* the whole text, where the walk is, its end */
+    char *slice;                 /* the current value's text */
     int64_t item;
     store_json_visitor visit;
     void *user;
     bool stopped; /* the visitor asked to stop */
     const char *what;
     as_status *st;
-} json_reader;
+} json_walk;
 
-static as_code syntax_error(json_reader *r, const char *expected)
+static as_code walk_error(json_walk *w, const char *expected)
 {
-    return as_fail(r->st, AS_EINVAL, "%s: offset %lld: expected %s", r->what,
-                   (long long)(r->at - r->text), expected);
+    return as_fail(w->st, AS_EINVAL, "%s: offset %lld: expected %s", w->what,
+                   (long long)(w->at - w->text), expected);
 }
 
-static void skip_space(json_reader *r)
+static void skip_space(json_walk *w)
 {
-    while (*r->at == ' ' || *r->at == '\t' || *r->at == '\n' || *r->at == '\r')
-        r->at++;
+    while (*w->at == ' ' || *w->at == '\t' || *w->at == '\n' || *w->at == '\r')
+        w->at++;
 }
 
 /* Past c (after white space) when it is next. */
-static bool accept(json_reader *r, char c)
+static bool accept(json_walk *w, char c)
 {
-    skip_space(r);
-    if (*r->at != c)
+    skip_space(w);
+    if (*w->at != c)
         return false;
-    r->at++;
+    w->at++;
     return true;
 }
 
-static bool is_digit(char c)
+/* How deeply v nests (a scalar is 0). */
+static int json_depth(const json_t *v)
 {
-    return c >= '0' && c <= '9';
-}
-
-/* The value of the four hex digits at p, or -1. */
-static long hex4(const char *p)
-{
-    long v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = is_digit(c)            ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = 16 * v + d;
-    }
-    return v;
-}
-
-/* Code point cp as UTF-8 at out; the number of bytes. */
-static int put_utf8(char *out, long cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* The character that the one-letter escape \c stands for, or NUL. */
-static char unescape(char c)
-{
-    switch (c) {
-    case '"':
-    case '\\':
-    case '/':
-        return c;
-    case 'b':
-        return '\b';
-    case 'f':
-        return '\f';
-    case 'n':
-        return '\n';
-    case 'r':
-        return '\r';
-    case 't':
-        return '\t';
-    default:
-        return '\0';
-    }
-}
-
-/* The \u escape at r->at (past the backslash and 'u'), a surrogate pair
- * read as one code point, into *cp; false when malformed.  \u0000 is
- * refused: the visitor's strings end at NUL. */
-static bool read_unicode_escape(json_reader *r, long *cp)
-{
-    long high = hex4(r->at);
-    if (high <= 0 || (high >= 0xDC00 && high <= 0xDFFF))
-        return false;
-    r->at += 4;
-    *cp = high;
-    if (high < 0xD800 || high > 0xDBFF)
-        return true;
-    long low = r->at[0] == '\\' && r->at[1] == 'u' ? hex4(r->at + 2) : -1;
-    if (low < 0xDC00 || low > 0xDFFF)
-        return false;
-    r->at += 6;
-    *cp = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-    return true;
-}
-
-/* The string at r->at (on its opening quote), unescaped into the reader's
- * buffer with *out pointing at it, or only checked when out is NULL.  The
- * decoded text is never longer than the quoted one. */
-static as_code read_string(json_reader *r, const char **out)
-{
-    static const char bad_escape[] = "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; "
-                                     "not \\u0000 nor a lone surrogate)";
-    char *dst = out ? r->out + r->out_used : NULL;
-    size_t n = 0;
-    r->at++;
-    while (*r->at != '"') {
-        char c = *r->at++;
-        char utf8[4];
-        int len = 1;
-        utf8[0] = c;
-        if ((unsigned char)c < 0x20) {
-            r->at--;
-            return syntax_error(r, c ? "a character or '\"' (control characters are escaped)"
-                                     : "'\"' before the end of the text");
+    int deepest = 0;
+    size_t i;
+    const char *key;
+    json_t *item;
+    if (json_is_array(v))
+        json_array_foreach(v, i, item)
+        {
+            int d = json_depth(item);
+            deepest = d > deepest ? d : deepest;
         }
-        if (c == '\\' && *r->at == 'u') {
-            long cp;
-            r->at++;
-            if (!read_unicode_escape(r, &cp))
-                return syntax_error(r, bad_escape);
-            len = put_utf8(utf8, cp);
-        } else if (c == '\\') {
-            if ((utf8[0] = unescape(*r->at)) == '\0')
-                return syntax_error(r, bad_escape);
-            r->at++;
+    else if (json_is_object(v))
+        json_object_foreach((json_t *)v, key, item)
+        {
+            int d = json_depth(item);
+            deepest = d > deepest ? d : deepest;
         }
-        if (dst)
-            memcpy(dst + n, utf8, (size_t)len);
-        n += (size_t)len;
+    return json_is_array(v) || json_is_object(v) ? deepest + 1 : 0;
+}
+
+/* The one JSON value at w->at, read by jansson into *value (caller
+ * releases) and stepped over.  Integers are read as doubles: only the
+ * text of a number is kept, and it may be wider than an int64 (a seed). */
+static as_code read_json(json_walk *w, json_t **value)
+{
+    json_error_t error;
+    *value = json_loadb(w->at, (size_t)(w->end - w->at),
+                        JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &error);
+    if (!*value)
+        return as_fail(w->st, AS_EINVAL, "%s: offset %lld: %s", w->what,
+                       (long long)(w->at - w->text) + error.position, error.text);
+    if (json_depth(*value) > JSON_MAX_DEPTH) {
+        json_decref(*value);
+        *value = NULL;
+        return walk_error(w, "nesting no deeper than 64");
     }
-    r->at++;
-    if (dst) {
-        dst[n] = '\0';
-        r->out_used += n + 1;
-        *out = dst;
-    }
+    w->at += error.position;
     return AS_OK;
 }
 
-/* Past the number at r->at (JSON's grammar: no leading zeros, no '+', no
- * bare '.'); false when there is none. */
-static bool skip_number(json_reader *r)
-{
-    const char *p = r->at;
-    p += *p == '-';
-    if (*p == '0')
-        p++;
-    else if (is_digit(*p))
-        while (is_digit(*p))
-            p++;
-    else
-        return false;
-    if (*p == '.') {
-        if (!is_digit(*++p))
-            return false;
-        while (is_digit(*p))
-            p++;
-    }
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        p += *p == '+' || *p == '-';
-        if (!is_digit(*p))
-            return false;
-        while (is_digit(*p))
-            p++;
-    }
-    r->at = p;
-    return true;
-}
+static as_code read_container(json_walk *w, char open, bool flatten);
 
-/* Past the value at r->at (after white space), checking it; objects and
- * arrays to depth JSON_MAX_DEPTH. */
-static as_code skip_value(json_reader *r, int depth)
-{
-    static const char *const literals[] = {"true", "false", "null"};
-    skip_space(r);
-    char open = *r->at, close = open == '{' ? '}' : ']';
-    if (open == '"')
-        return read_string(r, NULL);
-    if (open != '{' && open != '[') {
-        for (int i = 0; i < 3; i++)
-            if (strncmp(r->at, literals[i], strlen(literals[i])) == 0) {
-                r->at += strlen(literals[i]);
-                return AS_OK;
-            }
-        return skip_number(r) ? AS_OK : syntax_error(r, "a value");
-    }
-    if (depth >= JSON_MAX_DEPTH)
-        return syntax_error(r, "nesting no deeper than 64");
-    r->at++;
-    if (accept(r, close))
-        return AS_OK;
-    do {
-        as_code code;
-        if (open == '{') {
-            skip_space(r);
-            if (*r->at != '"')
-                return syntax_error(r, "a key");
-            if ((code = read_string(r, NULL)) != AS_OK)
-                return code;
-            if (!accept(r, ':'))
-                return syntax_error(r, "':'");
-        }
-        if ((code = skip_value(r, depth + 1)) != AS_OK)
-            return code;
-    } while (accept(r, ','));
-    return accept(r, close) ? AS_OK : syntax_error(r, open == '{' ? "',' or '}'" : "',' or ']'");
-}
+/* The member at w->at (past white space), visited: a string value
+ * unescaped, any other value as its text; with flatten, an object's
+ * members in its place. */
 
-/* The value at r->at (white space skipped) into the reader's buffer: a
- * string unescaped (*quoted), anything else as its JSON text. */
-static as_code read_value(json_reader *r, const char **value, bool *quoted)
+static as_code read_member(json_walk *w, bool flatten)
 {
-    if ((*quoted = *r->at == '"'))
-        return read_string(r, value);
-    const char *start = r->at;
-    as_code code = skip_value(r, 0);
-    if (code == AS_OK) {
-        size_t n = (size_t)(r->at - start);
-        char *copy = r->out + r->out_used;
-        memcpy(copy, start, n);
-        copy[n] = '\0';
-        r->out_used += n + 1;
-        *value = copy;
+    json_t *key, *value;
+    skip_space(w);
+    if (*w->at != '"')
+        return walk_error(w, "a key");
+    as_code code = read_json(w, &key);
+    if (code != AS_OK)
+        return code;
+    if (!accept(w, ':')) {
+        json_decref(key);
+        return walk_error(w, "':'");
     }
+    skip_space(w);
+    const char *start = w->at;
+    if (flatten && *w->at == '{') {
+        code = read_container(w, '{', false);
+    } else if ((code = read_json(w, &value)) == AS_OK) {
+        bool quoted = json_is_string(value);
+        size_t n = (size_t)(w->at - start);
+        memcpy(w->slice, start, n);
+        w->slice[n] = '\0';
+        w->stopped = !w->visit(w->user, w->item, json_string_value(key),
+                               quoted ? json_string_value(value) : w->slice, quoted);
+        json_decref(value);
+    }
+    json_decref(key);
     return code;
 }
 
-/* The members of the object at r->at, visited.  With flatten, a member
- * whose value is an object has its members visited in its place. */
-static as_code read_object(json_reader *r, bool flatten)
+/* The object (open '{') or the array of objects (open '[', one item
+ * each) at w->at, its members visited.  With flatten, a member whose
+ * value is an object has its members visited in its place. */
+static as_code read_container(json_walk *w, char open, bool flatten)
 {
-    if (!accept(r, '{'))
-        return syntax_error(r, "'{'");
-    if (accept(r, '}'))
+    bool object = open == '{';
+    if (!accept(w, open))
+        return walk_error(w, object ? "'{'" : "'['");
+    if (accept(w, object ? '}' : ']'))
         return AS_OK;
     do {
-        const char *key, *value;
-        bool quoted;
-        as_code code;
-        r->out_used = 0; /* the previous member's text is done with */
-        skip_space(r);
-        if (*r->at != '"')
-            return syntax_error(r, "a key");
-        if ((code = read_string(r, &key)) != AS_OK)
+        as_code code = object ? read_member(w, flatten) : read_container(w, '{', true);
+        if (code != AS_OK || w->stopped)
             return code;
-        if (!accept(r, ':'))
-            return syntax_error(r, "':'");
-        skip_space(r);
-        if (flatten && *r->at == '{')
-            code = read_object(r, false);
-        else if ((code = read_value(r, &value, &quoted)) == AS_OK)
-            r->stopped = !r->visit(r->user, r->item, key, value, quoted);
-        if (code != AS_OK || r->stopped)
-            return code;
-    } while (accept(r, ','));
-    return accept(r, '}') ? AS_OK : syntax_error(r, "',' or '}'");
-}
-
-/* The objects of the array at r->at, one item each. */
-static as_code read_array(json_reader *r)
-{
-    if (!accept(r, '['))
-        return syntax_error(r, "'['");
-    if (accept(r, ']'))
-        return AS_OK;
-    do {
-        as_code code = read_object(r, true);
-        if (code != AS_OK || r->stopped)
-            return code;
-        r->item++;
-    } while (accept(r, ','));
-    return accept(r, ']') ? AS_OK : syntax_error(r, "',' or ']'");
+        w->item += !object;
+    } while (accept(w, ','));
+    if (!accept(w, object ? '}' : ']'))
+        return walk_error(w, object ? "',' or '}'" : "',' or ']'");
+    return AS_OK;
 }
 
 as_code store_json_members(const char *json, const char *what, store_json_visitor visit, void *user,
                            as_status *st)
 {
-    if (!json)
-        json = "{}";
-    json_reader r = {
-        .text = json, .at = json, .visit = visit, .user = user, .what = what, .st = st};
-    /* A member's decoded key and value fit in the text they come from. */
-    if (!(r.out = malloc(strlen(json) + 2)))
-        return as_fail(st, AS_ENOMEM, "out of memory");
-    skip_space(&r);
-    as_code code = *r.at == '[' ? read_array(&r) : read_object(&r, true);
-    if (code == AS_OK && !r.stopped) {
-        skip_space(&r);
-        if (*r.at)
-            code = syntax_error(&r, "the end of the text");
+    char *text = as_utf8_copy(json ? json : "{}");
+    size_t n = text ? strlen(text) : 0;
+    json_walk w = {.text = text,
+                   .at = text,
+                   .end = text + n,
+                   .slice = malloc(n + 1),
+                   .visit = visit,
+                   .user = user,
+                   .what = what,
+                   .st = st};
+    as_code code = text && w.slice ? AS_OK : as_fail(st, AS_ENOMEM, "out of memory");
+    if (code == AS_OK) {
+        skip_space(&w);
+        code = read_container(&w, *w.at == '[' ? '[' : '{', true);
     }
-    free(r.out);
+    if (code == AS_OK && !w.stopped) {
+        skip_space(&w);
+        if (*w.at)
+            code = walk_error(&w, "the end of the text");
+    }
+    free(w.slice);
+    free(text);
     return code;
 }
