@@ -157,6 +157,7 @@ static void test_sigkill_and_resume(void **state)
     run_result again;
     run(&again, args);
     assert_int_equal(again.status, 2);
+    assert_non_null(strstr(again.err, "no unfinished run with this configuration"));
     free(again.out);
     free(expected.out);
     free(resumed.out);
@@ -208,12 +209,24 @@ static void test_bad_options(void **state)
         "search --objectives speed", "search --model nomodel", "search --no-db --resume",
         "search --batch 100",
     };
+    /* What each says, in the same order. */
+    const char *message[] = {
+        "--algo wants casco, mobo, bo, lcs, ga or random, got 'nope'",
+        "--budget wants an integer from 1 to 1000000, got '0'",
+        "nowhere.yaml: not a built-in space",
+        "--objectives wants up to 4 of latency, energy, area, edp, perf_per_tdp, got 'speed'",
+        "unknown model 'nomodel'",
+        "--resume needs the store; drop '--no-db'",
+        "--batch wants an integer from 1 to 64, got '100'",
+    };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;
         run(&r, bad[i]);
         free(r.out);
         if (r.status != 2)
             fail_msg("'%s' exited %d", bad[i], r.status);
+        if (!strstr(r.err, message[i]))
+            fail_msg("'%s': want '%s' in %s", bad[i], message[i], r.err);
     }
 }
 

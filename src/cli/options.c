@@ -198,33 +198,34 @@ static const char *choices_text(const char *const *choices, char *buf, size_t si
     return buf;
 }
 
-static int store_int(const cli_command *c, const cli_option *o, const char *v)
+static int store_int(const cli_command *c, const cli_option *o, const char *spelt, const char *v)
 {
     char *end;
     errno = 0;
     long long n = strtoll(v, &end, 10);
     if (*v == '\0' || *end != '\0' || errno == ERANGE || n < o->min || n > o->max)
-        return cli_usage_error(c, "--%s wants an integer from %lld to %lld, got '%s'", o->name,
+        return cli_usage_error(c, "%s wants an integer from %lld to %lld, got '%s'", spelt,
                                (long long)o->min, (long long)o->max, v);
     *(int64_t *)o->target = n;
     return CLI_PARSED;
 }
 
-static int store_double(const cli_command *c, const cli_option *o, const char *v)
+static int store_double(const cli_command *c, const cli_option *o, const char *spelt, const char *v)
 {
     char *end;
     errno = 0;
     double x = strtod(v, &end);
     bool above_lo = o->lo_open ? x > o->lo : x >= o->lo;
     if (*v == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x) || !above_lo || x > o->hi)
-        return cli_usage_error(c, "--%s wants a number in %c%g, %g], got '%s'", o->name,
+        return cli_usage_error(c, "%s wants a number in %c%g, %g], got '%s'", spelt,
                                o->lo_open ? '(' : '[', o->lo, o->hi, v);
     *(double *)o->target = x;
     return CLI_PARSED;
 }
 
-/* The value v of option o into its target; CLI_PARSED or an exit status. */
-static int store_value(const cli_command *c, const cli_option *o, const char *v)
+/* The value v of option o, spelt as the user did ("--budget"), into its
+ * target; CLI_PARSED or an exit status. */
+static int store_value(const cli_command *c, const cli_option *o, const char *spelt, const char *v)
 {
     char buf[256];
     int k;
@@ -235,12 +236,12 @@ static int store_value(const cli_command *c, const cli_option *o, const char *v)
         *(bool *)o->target = true;
         return CLI_PARSED;
     case CLI_INT:
-        return store_int(c, o, v);
+        return store_int(c, o, spelt, v);
     case CLI_DOUBLE:
-        return store_double(c, o, v);
+        return store_double(c, o, spelt, v);
     case CLI_ENUM:
         if ((k = cli_name_index(v, o->choices)) < 0)
-            return cli_usage_error(c, "--%s wants %s, got '%s'", o->name,
+            return cli_usage_error(c, "%s wants %s, got '%s'", spelt,
                                    choices_text(o->choices, buf, sizeof buf), v);
         *(int *)o->target = k;
         return CLI_PARSED;
@@ -249,8 +250,8 @@ static int store_value(const cli_command *c, const cli_option *o, const char *v)
         return CLI_PARSED;
     case CLI_LIST:
         if (*o->count >= o->max)
-            return cli_usage_error(c, "--%s is given more than %lld times; the last was '%s'",
-                                   o->name, (long long)o->max, v);
+            return cli_usage_error(c, "%s is given more than %lld times; the last was '%s'", spelt,
+                                   (long long)o->max, v);
         if (o->tags)
             o->tags[*o->count] = o->tag;
         ((const char **)o->target)[(*o->count)++] = v;
@@ -361,7 +362,9 @@ static int take_one(cli_command *c, int argc, char **argv, const struct option *
         if (longindex >= 0 && !spelt_in_full(token, &longopts[longindex]))
             return unknown_option(c, token);
         (void)argc;
-        return store_value(c, o, optarg);
+        char spelt[64];
+        snprintf(spelt, sizeof spelt, "%.*s", (int)strcspn(token, "="), token);
+        return store_value(c, o, spelt, optarg);
     }
 }
 
