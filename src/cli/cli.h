@@ -78,6 +78,23 @@ typedef struct cli_command {
     bool json; /* the command has --json and it is on the command line */
 } cli_command;
 
+/* Options of each kind, for the tables (fields such as aliases, given or
+ * deprecated are set on the result when needed).  A double's range is
+ * (lo, hi]. */
+cli_option cli_flag(const char *name, bool *target, const char *help);
+cli_option cli_int(const char *name, const char *metavar, int64_t *target, int64_t min, int64_t max,
+                   const char *help);
+cli_option cli_double(const char *name, const char *metavar, double *target, double lo, double hi,
+                      const char *help);
+cli_option cli_string(const char *name, const char *metavar, const char **target, const char *help);
+cli_option cli_enum(const char *name, int *target, const char *const *choices, const char *help);
+/* The options several commands share, described alike everywhere. */
+cli_option cli_json_option(bool *json);
+cli_option cli_seed_option(int64_t *seed);
+cli_option cli_threads_option(int64_t *threads);
+cli_option cli_arch_option(const char **arch);
+cli_option cli_model_option(const char **model);
+
 /* cli_parse's result when the command should go on. */
 #define CLI_PARSED (-1)
 

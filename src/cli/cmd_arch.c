@@ -120,8 +120,7 @@ static int arch_list(int argc, char **argv)
 /* `arch show`'s command; json points where --json goes. */
 static cli_command arch_show_command(cli_option *options, bool *json)
 {
-    options[0] = (cli_option){
-        .name = "json", .kind = CLI_FLAG, .target = json, .help = "print one JSON object"};
+    options[0] = cli_json_option(json);
     return (cli_command){
         .name = "arch show",
         .help_for = "arch",

@@ -36,14 +36,9 @@ int cli_eval(int argc, char **argv)
     bool json = false;
     int64_t repeat = 0;
     cli_option options[] = {
-        {.name = "json", .kind = CLI_FLAG, .target = &json, .help = "print one JSON object"},
-        {.name = "repeat",
-         .kind = CLI_INT,
-         .metavar = "N",
-         .target = &repeat,
-         .min = 1,
-         .max = MAX_REPEAT,
-         .help = "evaluate N more times and report evaluations per second"},
+        cli_json_option(&json),
+        cli_int("repeat", "N", &repeat, 1, MAX_REPEAT,
+                "evaluate N more times and report evaluations per second"),
     };
     cli_command cmd = {
         .name = "eval",

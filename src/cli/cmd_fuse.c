@@ -30,78 +30,28 @@ enum { FUSE_MAX_OPTIONS = 16 };
 static cli_command fuse_command(cli_option *options, fuse_options *o)
 {
     int n = 0;
-    options[n++] = (cli_option){.name = "arch",
-                                .kind = CLI_STRING,
-                                .metavar = "PRESET|FILE",
-                                .target = &o->arch,
-                                .help = "the architecture: a preset or a YAML file"};
-    options[n++] = (cli_option){.name = "model",
-                                .kind = CLI_STRING,
-                                .metavar = "MODEL",
-                                .target = &o->model,
-                                .help = "a zoo name or an .onnx file"};
-    options[n++] = (cli_option){.name = "algo",
-                                .kind = CLI_ENUM,
-                                .target = &o->algo,
-                                .choices = algo_names,
-                                .help = "none (layer by layer), ga (default), dp, ilp"};
-    options[n++] = (cli_option){.name = "objective",
-                                .kind = CLI_ENUM,
-                                .target = &o->objective,
-                                .choices = objective_names,
-                                .help = "casco (default: (off-chip + on-chip energy) x cycles),\n"
-                                        "edp, energy, latency"};
-    options[n++] = (cli_option){.name = "plan-budget",
-                                .kind = CLI_INT,
-                                .metavar = "N",
-                                .target = &o->plan_budget,
-                                .min = 1,
-                                .max = INT64_MAX,
-                                .help = "fusion plans to evaluate (ga)"};
-    options[n++] = (cli_option){.name = "time-limit",
-                                .kind = CLI_DOUBLE,
-                                .metavar = "SECONDS",
-                                .target = &o->time_limit_s,
-                                .lo = 0,
-                                .hi = 1e9,
-                                .lo_open = true,
-                                .help = "seconds for the ILP's solver (ilp)"};
+    options[n++] = cli_arch_option(&o->arch);
+    options[n++] = cli_model_option(&o->model);
     options[n++] =
-        (cli_option){.name = "map-budget",
-                     .kind = CLI_INT,
-                     .metavar = "N",
-                     .target = &o->mapper_budget,
-                     .min = 1,
-                     .max = INT64_MAX,
-                     .aliases = (const char *const[]){"mapper-budget", NULL},
-                     .help = "map each tile problem by random-pruned search of N mappings\n"
-                             "(default: the heuristic mapper, to its own end)"};
-    options[n++] = (cli_option){.name = "seed",
-                                .kind = CLI_INT,
-                                .metavar = "S",
-                                .target = &o->seed,
-                                .min = 0,
-                                .max = INT64_MAX,
-                                .help = "random seed (default 1)"};
-    options[n++] = (cli_option){.name = "threads",
-                                .kind = CLI_INT,
-                                .metavar = "N",
-                                .target = &o->threads,
-                                .min = 1,
-                                .max = CLI_MAX_THREADS,
-                                .help = CLI_THREADS_HELP};
+        cli_enum("algo", &o->algo, algo_names, "none (layer by layer), ga (default), dp, ilp");
+    options[n++] = cli_enum("objective", &o->objective, objective_names,
+                            "casco (default: (off-chip + on-chip energy) x cycles),\n"
+                            "edp, energy, latency");
+    options[n++] =
+        cli_int("plan-budget", "N", &o->plan_budget, 1, INT64_MAX, "fusion plans to evaluate (ga)");
+    options[n++] = cli_double("time-limit", "SECONDS", &o->time_limit_s, 0, 1e9,
+                              "seconds for the ILP's solver (ilp)");
+    options[n] = cli_int("map-budget", "N", &o->mapper_budget, 1, INT64_MAX,
+                         "map each tile problem by random-pruned search of N mappings\n"
+                         "(default: the heuristic mapper, to its own end)");
+    options[n++].aliases = (const char *const[]){"mapper-budget", NULL};
+    options[n++] = cli_seed_option(&o->seed);
+    options[n++] = cli_threads_option(&o->threads);
     n += cli_add_model_options(options + n, &o->load, true);
-    options[n++] = (cli_option){
-        .name = "json", .kind = CLI_FLAG, .target = &o->json, .help = "print one JSON object"};
-    options[n++] =
-        (cli_option){.name = "budget",
-                     .kind = CLI_INT,
-                     .metavar = "N",
-                     .target = &o->old_budget,
-                     .min = 1,
-                     .max = INT64_MAX,
-                     .deprecated = true,
-                     .help = "plans (ga) or seconds (ilp): use --plan-budget or --time-limit"};
+    options[n++] = cli_json_option(&o->json);
+    options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
+                         "plans (ga) or seconds (ilp): use --plan-budget or --time-limit");
+    options[n++].deprecated = true;
     return (cli_command){
         .name = "fuse",
         .synopsis = "fuse --arch PRESET|FILE --model MODEL [options]",

@@ -39,71 +39,27 @@ enum { MAP_MAX_OPTIONS = 16 };
 static cli_command map_command(cli_option *options, map_cli_options *o)
 {
     int n = 0;
-    options[n++] = (cli_option){.name = "arch",
-                                .kind = CLI_STRING,
-                                .metavar = "PRESET|FILE",
-                                .target = &o->arch,
-                                .help = "the architecture: a preset or a YAML file"};
-    options[n++] = (cli_option){.name = "model",
-                                .kind = CLI_STRING,
-                                .metavar = "MODEL",
-                                .target = &o->model,
-                                .help = "a zoo name or an .onnx file"};
-    options[n++] = (cli_option){.name = "algo",
-                                .kind = CLI_ENUM,
-                                .target = &o->algorithm,
-                                .choices = algorithm_names,
-                                .given = &o->algorithm_set,
-                                .aliases = (const char *const[]){"algorithm", NULL},
-                                .help = "the mapper (default heuristic)"};
-    options[n++] = (cli_option){.name = "objective",
-                                .kind = CLI_ENUM,
-                                .target = &o->objective,
-                                .choices = objective_names,
-                                .given = &o->objective_set,
-                                .help = "what the mapper minimises (default edp)"};
-    options[n++] =
-        (cli_option){.name = "map-budget",
-                     .kind = CLI_INT,
-                     .metavar = "N",
-                     .target = &o->budget,
-                     .min = 1,
-                     .max = INT64_MAX,
-                     .aliases = (const char *const[]){"budget", NULL},
-                     .help = "mappings to evaluate per problem (default: the search's own end)"};
-    options[n++] = (cli_option){.name = "seed",
-                                .kind = CLI_INT,
-                                .metavar = "S",
-                                .target = &o->seed,
-                                .min = 0,
-                                .max = INT64_MAX,
-                                .given = &o->seed_set,
-                                .help = "random seed (default 1)"};
-    options[n++] = (cli_option){.name = "threads",
-                                .kind = CLI_INT,
-                                .metavar = "N",
-                                .target = &o->threads,
-                                .min = 1,
-                                .max = CLI_MAX_THREADS,
-                                .given = &o->threads_set,
-                                .help = CLI_THREADS_HELP};
-    options[n++] = (cli_option){.name = "no-padding",
-                                .kind = CLI_FLAG,
-                                .target = &o->no_padding,
-                                .help = "do not pad awkward dimensions"};
-    options[n++] = (cli_option){.name = "layer",
-                                .kind = CLI_STRING,
-                                .metavar = "NAME",
-                                .target = &o->layer,
-                                .help = "map only this layer of the model"};
+    options[n++] = cli_arch_option(&o->arch);
+    options[n++] = cli_model_option(&o->model);
+    options[n] = cli_enum("algo", &o->algorithm, algorithm_names, "the mapper (default heuristic)");
+    options[n].given = &o->algorithm_set;
+    options[n++].aliases = (const char *const[]){"algorithm", NULL};
+    options[n] = cli_enum("objective", &o->objective, objective_names,
+                          "what the mapper minimises (default edp)");
+    options[n++].given = &o->objective_set;
+    options[n] = cli_int("map-budget", "N", &o->budget, 1, INT64_MAX,
+                         "mappings to evaluate per problem (default: the search's own end)");
+    options[n++].aliases = (const char *const[]){"budget", NULL};
+    options[n] = cli_seed_option(&o->seed);
+    options[n++].given = &o->seed_set;
+    options[n] = cli_threads_option(&o->threads);
+    options[n++].given = &o->threads_set;
+    options[n++] = cli_flag("no-padding", &o->no_padding, "do not pad awkward dimensions");
+    options[n++] = cli_string("layer", "NAME", &o->layer, "map only this layer of the model");
     n += cli_add_model_options(options + n, &o->load, true);
-    options[n++] = (cli_option){.name = "emit-timeloop",
-                                .kind = CLI_STRING,
-                                .metavar = "DIR",
-                                .target = &o->emit_dir,
-                                .help = "write each chosen mapping as a timeloop-model input"};
-    options[n++] = (cli_option){
-        .name = "json", .kind = CLI_FLAG, .target = &o->json, .help = "print one JSON object"};
+    options[n++] = cli_string("emit-timeloop", "DIR", &o->emit_dir,
+                              "write each chosen mapping as a timeloop-model input");
+    options[n++] = cli_json_option(&o->json);
     return (cli_command){
         .name = "map",
         .synopsis = "map INPUT.yaml [ERT.yaml [ART.yaml]] [options]\n"

@@ -25,32 +25,13 @@ enum { MODEL_MAX_OPTIONS = 8 };
 static cli_command model_command(bool export, cli_option *options, model_options *o)
 {
     int n = cli_add_model_options(options, &o->load, true);
-    options[n++] = (cli_option){.name = "fold-bn",
-                                .kind = CLI_FLAG,
-                                .target = &o->fold_bn,
-                                .help = "fold BatchNormalization into the preceding convolution"};
     options[n++] =
-        (cli_option){.name = "prune-density",
-                     .kind = CLI_DOUBLE,
-                     .metavar = "D",
-                     .target = &o->prune_density,
-                     .lo = 0,
-                     .hi = 1,
-                     .lo_open = true,
-                     .help = "unstructured pruning: weight density D in (0,1] for every layer"};
-    options[n++] =
-        (cli_option){.name = "prune-channels",
-                     .kind = CLI_DOUBLE,
-                     .metavar = "K",
-                     .target = &o->prune_channels,
-                     .lo = 0,
-                     .hi = 1,
-                     .lo_open = true,
-                     .help = "channel pruning: keep fraction K in (0,1] of prunable channels"};
-    options[n++] = (cli_option){.name = "json",
-                                .kind = CLI_FLAG,
-                                .target = &o->json,
-                                .help = "print one JSON object instead of a table"};
+        cli_flag("fold-bn", &o->fold_bn, "fold BatchNormalization into the preceding convolution");
+    options[n++] = cli_double("prune-density", "D", &o->prune_density, 0, 1,
+                              "unstructured pruning: weight density D in (0,1] for every layer");
+    options[n++] = cli_double("prune-channels", "K", &o->prune_channels, 0, 1,
+                              "channel pruning: keep fraction K in (0,1] of prunable channels");
+    options[n++] = cli_flag("json", &o->json, "print one JSON object instead of a table");
     return (cli_command){
         .name = export ? "model export" : "model info",
         .help_for = "model",
@@ -336,52 +317,52 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
 
 /* ------------------------------------------------------------- commands */
 
-static int model_info(int argc, char **argv)
+/* The statistics of g, as a table or JSON. */
+static as_code show_model(const model_options *o, const wl_graph *g, as_status *st)
+{
+    wl_stats s;
+    if (wl_graph_stats(g, &s, st) != AS_OK)
+        return st->code;
+    wl_precision p;
+    const char *precision = cli_precision(&o->load, &p) ? wl_precision_name(p) : "native";
+    if (o->json)
+        print_json(g, &s, precision);
+    else
+        print_table(g, &s, precision);
+    return AS_OK;
+}
+
+/* `model info` (export false) or `model export`: parse, load and
+ * transform the model, then show or write it. */
+static int model_run(bool export, int argc, char **argv)
 {
     model_options o = {0};
     cli_option options[MODEL_MAX_OPTIONS];
-    cli_command cmd = model_command(false, options, &o);
+    cli_command cmd = model_command(export, options, &o);
     int rc = parse_model_options(&cmd, argc, argv, &o);
     if (rc != CLI_PARSED)
         return rc;
     as_status st;
     as_status_clear(&st);
     wl_graph *g = NULL;
-    wl_stats s;
-    if (prepare_model(&o, &g, &st) != AS_OK || wl_graph_stats(g, &s, &st) != AS_OK) {
-        wl_graph_free(g);
+    if (prepare_model(&o, &g, &st) != AS_OK)
         return cli_fail(&cmd, &st);
-    }
     cli_print_warnings(g);
-    wl_precision p;
-    const char *precision = cli_precision(&o.load, &p) ? wl_precision_name(p) : "native";
-    if (o.json)
-        print_json(g, &s, precision);
-    else
-        print_table(g, &s, precision);
+    as_code code = export ? wl_onnx_save(g, o.out_path, &st) : show_model(&o, g, &st);
+    if (code == AS_OK && export)
+        fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
     wl_graph_free(g);
-    return CLI_EXIT_OK;
+    return code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
+}
+
+static int model_info(int argc, char **argv)
+{
+    return model_run(false, argc, argv);
 }
 
 static int model_export(int argc, char **argv)
 {
-    model_options o = {0};
-    cli_option options[MODEL_MAX_OPTIONS];
-    cli_command cmd = model_command(true, options, &o);
-    int rc = parse_model_options(&cmd, argc, argv, &o);
-    if (rc != CLI_PARSED)
-        return rc;
-    as_status st;
-    as_status_clear(&st);
-    wl_graph *g = NULL;
-    if (prepare_model(&o, &g, &st) != AS_OK || wl_onnx_save(g, o.out_path, &st) != AS_OK) {
-        wl_graph_free(g);
-        return cli_fail(&cmd, &st);
-    }
-    cli_print_warnings(g);
-    fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
-    wl_graph_free(g);
-    return CLI_EXIT_OK;
+    return model_run(true, argc, argv);
 }
 
 static void print_model_help(FILE *out)
@@ -407,8 +388,7 @@ static int zoo_list(int argc, char **argv);
 
 static cli_command zoo_command(cli_option *options, bool *json)
 {
-    options[0] = (cli_option){
-        .name = "json", .kind = CLI_FLAG, .target = json, .help = "print one JSON array"};
+    options[0] = cli_flag("json", json, "print one JSON array");
     return (cli_command){.name = "zoo list",
                          .help_for = "zoo",
                          .synopsis = "zoo list [--json]",

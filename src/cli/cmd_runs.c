@@ -43,33 +43,19 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
     };
     static const char *const names[] = {"runs list", "runs show", "runs export"};
     int n = 0;
-    options[n++] =
-        (cli_option){.name = "db",
-                     .kind = CLI_STRING,
-                     .metavar = "FILE",
-                     .target = &o->db,
-                     .help = "the run store (default: " CLI_DEFAULT_DB " in this directory)"};
+    options[n++] = cli_string("db", "FILE", &o->db,
+                              "the run store (default: " CLI_DEFAULT_DB " in this directory)");
     if (action != RUNS_EXPORT)
-        options[n++] = (cli_option){.name = "json",
-                                    .kind = CLI_FLAG,
-                                    .target = &o->json,
-                                    .help = "print one JSON object instead of tables"};
+        options[n++] = cli_flag("json", &o->json, "print one JSON object instead of tables");
     if (action == RUNS_EXPORT) {
-        options[n++] = (cli_option){
-            .name = "format",
-            .kind = CLI_ENUM,
-            .target = &o->format,
-            .choices = format_names,
-            .given = &o->format_set,
-            .help = "json: the run, its configuration, every candidate round with its\n"
-                    "parameters and details, every front; csv: one line per\n"
-                    "candidate round, one column per parameter"};
-        options[n++] = (cli_option){.name = "output",
-                                    .short_name = 'o',
-                                    .kind = CLI_STRING,
-                                    .metavar = "FILE",
-                                    .target = &o->out_path,
-                                    .help = "write the export to FILE instead of standard output"};
+        options[n] = cli_enum("format", &o->format, format_names,
+                              "json: the run, its configuration, every candidate round with its\n"
+                              "parameters and details, every front; csv: one line per\n"
+                              "candidate round, one column per parameter");
+        options[n++].given = &o->format_set;
+        options[n] = cli_string("output", "FILE", &o->out_path,
+                                "write the export to FILE instead of standard output");
+        options[n++].short_name = 'o';
     }
     return (cli_command){
         .name = names[action],

@@ -41,100 +41,59 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 
 enum { SEARCH_MAX_OPTIONS = 24 };
 
-/* An integer option of search (they are many). */
-static cli_option int_option(const char *name, int64_t *target, int64_t min, int64_t max,
-                             const char *help)
-{
-    return (cli_option){.name = name,
-                        .kind = CLI_INT,
-                        .metavar = "N",
-                        .target = target,
-                        .min = min,
-                        .max = max,
-                        .help = help};
-}
-
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
 {
     int n = 0;
-    options[n++] = (cli_option){.name = "model",
-                                .kind = CLI_LIST,
-                                .metavar = "MODEL",
-                                .target = c->models,
-                                .max = MAX_MODELS,
-                                .count = &c->n_models,
-                                .tags = c->model_tags,
-                                .tag = 0,
-                                .help = "a model to design for (zoo name or .onnx; repeatable)"};
-    options[n++] = (cli_option){.name = "validate-model",
-                                .kind = CLI_LIST,
-                                .metavar = "MODEL",
-                                .target = c->models,
-                                .max = MAX_MODELS,
-                                .count = &c->n_models,
-                                .tags = c->model_tags,
-                                .tag = 1,
-                                .help = "report the chosen design on it too (repeatable)"};
-    options[n++] = (cli_option){.name = "space",
-                                .kind = CLI_STRING,
-                                .metavar = "S",
-                                .target = &c->space,
-                                .help = "edge (default), datacenter, or a space file (YAML)"};
-    options[n++] = (cli_option){.name = "algo",
-                                .kind = CLI_ENUM,
-                                .target = &c->algo,
-                                .choices = algo_names,
-                                .help = "the search engine (default casco)"};
-    options[n++] = int_option("hw-budget", &c->hw_budget, 1, 1000000,
-                              "hardware candidates to evaluate (default 48)");
-    options[n - 1].aliases = (const char *const[]){"budget", NULL};
+    cli_option *models = &options[n];
     options[n++] =
-        int_option("batch", &c->batch, 1, MAX_SEARCH_BATCH, "candidates per iteration (default 8)");
-    options[n++] = int_option("plan-budget", &c->plan_budget, 8, INT64_C(1) << 40,
-                              "fusion plans per candidate at full fidelity (default 2000)");
-    options[n - 1].aliases = (const char *const[]){"sw-budget", NULL};
-    options[n++] = int_option("sh-rounds", &c->sh_rounds, 1, 8,
-                              "successive-halving rounds of casco (default 3)");
-    options[n++] = int_option("map-budget", &c->map_budget, 1, INT64_C(1) << 40,
-                              "mappings per distinct tile problem (default 128)");
-    options[n++] = (cli_option){.name = "objectives",
-                                .kind = CLI_STRING,
-                                .metavar = "LIST",
-                                .target = &c->objectives,
-                                .help = "up to 4 of latency, energy, area, edp, perf_per_tdp\n"
-                                        "(default latency,energy,area)"};
-    options[n++] = (cli_option){.name = "scalar",
-                                .kind = CLI_ENUM,
-                                .target = &c->scalar,
-                                .choices = objective_names,
-                                .given = &c->scalar_set,
-                                .help = "single objective of bo, lcs, ga (default edp on edge,\n"
-                                        "perf_per_tdp on datacenter)"};
-    options[n++] = (cli_option){.name = "aggregate",
-                                .kind = CLI_ENUM,
-                                .target = &c->aggregate,
-                                .choices = aggregate_names,
-                                .help = "over several models (default geomean)"};
-    options[n++] = int_option("threads", &c->threads, 1, CLI_MAX_THREADS, CLI_THREADS_HELP);
-    options[n++] = int_option("seed", &c->seed, 0, INT64_MAX, "the run's seed (default 1)");
-    options[n - 1].metavar = "S";
-    options[n++] = (cli_option){.name = "db",
-                                .kind = CLI_STRING,
-                                .metavar = "FILE",
-                                .target = &c->run.db_path,
-                                .given = &c->db_set,
-                                .help = "the run store (default " CLI_DEFAULT_DB ")"};
-    options[n++] = (cli_option){
-        .name = "no-db", .kind = CLI_FLAG, .target = &c->no_db, .help = "keep nothing on disk"};
+        cli_string("model", "MODEL", NULL, "a model to design for (zoo name or .onnx; repeatable)");
+    options[n++] = cli_string("validate-model", "MODEL", NULL,
+                              "report the chosen design on it too (repeatable)");
+    for (int k = 0; k < 2; k++) /* both fill one list, in command-line order */
+        models[k] = (cli_option){.name = models[k].name,
+                                 .kind = CLI_LIST,
+                                 .metavar = "MODEL",
+                                 .help = models[k].help,
+                                 .target = c->models,
+                                 .max = MAX_MODELS,
+                                 .count = &c->n_models,
+                                 .tags = c->model_tags,
+                                 .tag = k};
     options[n++] =
-        (cli_option){.name = "resume",
-                     .kind = CLI_FLAG,
-                     .target = &c->run.resume,
-                     .help = "continue the unfinished run of this configuration in --db"};
+        cli_string("space", "S", &c->space, "edge (default), datacenter, or a space file (YAML)");
+    options[n++] = cli_enum("algo", &c->algo, algo_names, "the search engine (default casco)");
+    options[n] = cli_int("hw-budget", "N", &c->hw_budget, 1, 1000000,
+                         "hardware candidates to evaluate (default 48)");
+    options[n++].aliases = (const char *const[]){"budget", NULL};
+    options[n++] = cli_int("batch", "N", &c->batch, 1, MAX_SEARCH_BATCH,
+                           "candidates per iteration (default 8)");
+    options[n] = cli_int("plan-budget", "N", &c->plan_budget, 8, INT64_C(1) << 40,
+                         "fusion plans per candidate at full fidelity (default 2000)");
+    options[n++].aliases = (const char *const[]){"sw-budget", NULL};
+    options[n++] = cli_int("sh-rounds", "N", &c->sh_rounds, 1, 8,
+                           "successive-halving rounds of casco (default 3)");
+    options[n++] = cli_int("map-budget", "N", &c->map_budget, 1, INT64_C(1) << 40,
+                           "mappings per distinct tile problem (default 128)");
+    options[n++] = cli_string("objectives", "LIST", &c->objectives,
+                              "up to 4 of latency, energy, area, edp, perf_per_tdp\n"
+                              "(default latency,energy,area)");
+    options[n] = cli_enum("scalar", &c->scalar, objective_names,
+                          "single objective of bo, lcs, ga (default edp on edge,\n"
+                          "perf_per_tdp on datacenter)");
+    options[n++].given = &c->scalar_set;
+    options[n++] = cli_enum("aggregate", &c->aggregate, aggregate_names,
+                            "over several models (default geomean)");
+    options[n++] = cli_threads_option(&c->threads);
+    options[n++] = cli_seed_option(&c->seed);
+    options[n] =
+        cli_string("db", "FILE", &c->run.db_path, "the run store (default " CLI_DEFAULT_DB ")");
+    options[n++].given = &c->db_set;
+    options[n++] = cli_flag("no-db", &c->no_db, "keep nothing on disk");
+    options[n++] = cli_flag("resume", &c->run.resume,
+                            "continue the unfinished run of this configuration in --db");
     n += cli_add_model_options(options + n, &c->load, false);
-    options[n++] = (cli_option){
-        .name = "json", .kind = CLI_FLAG, .target = &c->json, .help = "print one JSON object"};
+    options[n++] = cli_json_option(&c->json);
     return (cli_command){
         .name = "search",
         .synopsis = "search [options]",

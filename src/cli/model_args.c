@@ -16,27 +16,15 @@ int cli_add_model_options(cli_option *options, cli_model_args *m, bool with_batc
 {
     int n = 0;
     if (with_batch_precision) {
-        options[n++] = (cli_option){.name = "batch",
-                                    .kind = CLI_INT,
-                                    .metavar = "N",
-                                    .target = &m->batch,
-                                    .min = 1,
-                                    .max = MAX_BATCH,
-                                    .help = "batch size (default: the model's, 1 for the zoo)"};
-        options[n++] =
-            (cli_option){.name = "precision",
-                         .kind = CLI_ENUM,
-                         .target = &m->precision,
-                         .choices = precision_names,
-                         .given = &m->precision_set,
-                         .help = "storage precision (mixed: int8 weights, bf16 activations);\n"
-                                 "default: the model's types"};
+        options[n++] = cli_int("batch", "N", &m->batch, 1, MAX_BATCH,
+                               "batch size (default: the model's, 1 for the zoo)");
+        options[n] = cli_enum("precision", &m->precision, precision_names,
+                              "storage precision (mixed: int8 weights, bf16 activations);\n"
+                              "default: the model's types");
+        options[n++].given = &m->precision_set;
     }
-    options[n++] =
-        (cli_option){.name = "allow-unknown-ops",
-                     .kind = CLI_FLAG,
-                     .target = &m->allow_unknown_ops,
-                     .help = "accept op types accelsearch does not model (costed as zero)"};
+    options[n++] = cli_flag("allow-unknown-ops", &m->allow_unknown_ops,
+                            "accept op types accelsearch does not model (costed as zero)");
     return n;
 }
 

@@ -22,6 +22,75 @@ int cli_default_threads(void)
     return omp_get_num_procs();
 }
 
+/* ---------------------------------------------------------- the tables */
+
+cli_option cli_flag(const char *name, bool *target, const char *help)
+{
+    return (cli_option){.name = name, .kind = CLI_FLAG, .target = target, .help = help};
+}
+
+cli_option cli_int(const char *name, const char *metavar, int64_t *target, int64_t min, int64_t max,
+                   const char *help)
+{
+    return (cli_option){.name = name,
+                        .kind = CLI_INT,
+                        .metavar = metavar,
+                        .target = target,
+                        .min = min,
+                        .max = max,
+                        .help = help};
+}
+
+cli_option cli_double(const char *name, const char *metavar, double *target, double lo, double hi,
+                      const char *help)
+{
+    return (cli_option){.name = name,
+                        .kind = CLI_DOUBLE,
+                        .metavar = metavar,
+                        .target = target,
+                        .lo = lo,
+                        .hi = hi,
+                        .lo_open = true,
+                        .help = help};
+}
+
+cli_option cli_string(const char *name, const char *metavar, const char **target, const char *help)
+{
+    return (cli_option){
+        .name = name, .kind = CLI_STRING, .metavar = metavar, .target = target, .help = help};
+}
+
+cli_option cli_enum(const char *name, int *target, const char *const *choices, const char *help)
+{
+    return (cli_option){
+        .name = name, .kind = CLI_ENUM, .target = target, .choices = choices, .help = help};
+}
+
+cli_option cli_json_option(bool *json)
+{
+    return cli_flag("json", json, "print one JSON object");
+}
+
+cli_option cli_seed_option(int64_t *seed)
+{
+    return cli_int("seed", "S", seed, 0, INT64_MAX, "random seed (default 1)");
+}
+
+cli_option cli_threads_option(int64_t *threads)
+{
+    return cli_int("threads", "N", threads, 1, CLI_MAX_THREADS, CLI_THREADS_HELP);
+}
+
+cli_option cli_arch_option(const char **arch)
+{
+    return cli_string("arch", "PRESET|FILE", arch, "the architecture: a preset or a YAML file");
+}
+
+cli_option cli_model_option(const char **model)
+{
+    return cli_string("model", "MODEL", model, "a zoo name or an .onnx file");
+}
+
 /* --------------------------------------------------------------- errors */
 
 /* The JSON error object {"error": {"code": ..., "message": ...}} on stdout,
