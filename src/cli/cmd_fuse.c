@@ -24,6 +24,10 @@ static const fu_algorithm algos[] = {FU_ALGO_NONE, FU_ALGO_GA, FU_ALGO_DP, FU_AL
 static const char *const objective_names[] = {"casco", "edp", "energy", "latency", NULL};
 static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERGY, FU_OBJ_CYCLES};
 
+/* Old spellings, kept as aliases for one release (static: the tables
+ * outlive the functions that build them). */
+static const char *const old_map_budget[] = {"mapper-budget", NULL};
+
 enum { FUSE_MAX_OPTIONS = 16 };
 
 /* The command `fuse`, its options writing into o. */
@@ -44,7 +48,7 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     options[n] = cli_int("map-budget", "N", &o->mapper_budget, 1, INT64_MAX,
                          "map each tile problem by random-pruned search of N mappings\n"
                          "(default: the heuristic mapper, to its own end)");
-    options[n++].aliases = (const char *const[]){"mapper-budget", NULL};
+    options[n++].aliases = old_map_budget;
     options[n++] = cli_seed_option(&o->seed);
     options[n++] = cli_threads_option(&o->threads);
     n += cli_add_model_options(options + n, &o->load, true);

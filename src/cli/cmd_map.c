@@ -33,6 +33,11 @@ static const map_algorithm algorithms[] = {MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_P
 static const char *const objective_names[] = {"edp", "energy", "latency", NULL};
 static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_METRIC_CYCLES};
 
+/* Old spellings, kept as aliases for one release (static: the tables
+ * outlive the functions that build them). */
+static const char *const old_algo[] = {"algorithm", NULL};
+static const char *const old_map_budget[] = {"budget", NULL};
+
 enum { MAP_MAX_OPTIONS = 16 };
 
 /* The command `map`, its options writing into o. */
@@ -43,13 +48,13 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
     options[n++] = cli_model_option(&o->model);
     options[n] = cli_enum("algo", &o->algorithm, algorithm_names, "the mapper (default heuristic)");
     options[n].given = &o->algorithm_set;
-    options[n++].aliases = (const char *const[]){"algorithm", NULL};
+    options[n++].aliases = old_algo;
     options[n] = cli_enum("objective", &o->objective, objective_names,
                           "what the mapper minimises (default edp)");
     options[n++].given = &o->objective_set;
     options[n] = cli_int("map-budget", "N", &o->budget, 1, INT64_MAX,
                          "mappings to evaluate per problem (default: the search's own end)");
-    options[n++].aliases = (const char *const[]){"budget", NULL};
+    options[n++].aliases = old_map_budget;
     options[n] = cli_seed_option(&o->seed);
     options[n++].given = &o->seed_set;
     options[n] = cli_threads_option(&o->threads);

@@ -39,6 +39,11 @@ static const char *const objective_names[] = {"latency", "energy",       "area",
                                               "edp",     "perf_per_tdp", NULL};
 static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 
+/* Old spellings, kept as aliases for one release (static: the tables
+ * outlive the functions that build them). */
+static const char *const old_hw_budget[] = {"budget", NULL};
+static const char *const old_plan_budget[] = {"sw-budget", NULL};
+
 enum { SEARCH_MAX_OPTIONS = 24 };
 
 /* The command `search`, its options writing into c. */
@@ -65,12 +70,12 @@ static cli_command search_command(cli_option *options, search_cli *c)
     options[n++] = cli_enum("algo", &c->algo, algo_names, "the search engine (default casco)");
     options[n] = cli_int("hw-budget", "N", &c->hw_budget, 1, 1000000,
                          "hardware candidates to evaluate (default 48)");
-    options[n++].aliases = (const char *const[]){"budget", NULL};
+    options[n++].aliases = old_hw_budget;
     options[n++] = cli_int("batch", "N", &c->batch, 1, MAX_SEARCH_BATCH,
                            "candidates per iteration (default 8)");
     options[n] = cli_int("plan-budget", "N", &c->plan_budget, 8, INT64_C(1) << 40,
                          "fusion plans per candidate at full fidelity (default 2000)");
-    options[n++].aliases = (const char *const[]){"sw-budget", NULL};
+    options[n++].aliases = old_plan_budget;
     options[n++] = cli_int("sh-rounds", "N", &c->sh_rounds, 1, 8,
                            "successive-halving rounds of casco (default 3)");
     options[n++] = cli_int("map-budget", "N", &c->map_budget, 1, INT64_C(1) << 40,
