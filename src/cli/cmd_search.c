@@ -469,6 +469,9 @@ int cli_search(int argc, char **argv)
         se_result_free(&result);
         return cli_fail(&cmd, &st);
     }
+    for (int k = 0; result.chosen_results && k < result.n_workloads; k++)
+        if (result.chosen_results[k].graph) /* the models' warnings, as map and fuse tell them */
+            cli_print_warnings(result.chosen_results[k].graph);
     if (result.interrupted)
         fprintf(stderr, "accelsearch: interrupted: %lld candidate rounds kept%s\n",
                 (long long)(result.evaluations_computed + result.evaluations_loaded),
