@@ -28,9 +28,9 @@ static cli_command model_command(bool export, cli_option *options, model_options
     options[n++] =
         cli_flag("fold-bn", &o->fold_bn, "fold BatchNormalization into the preceding convolution");
     options[n++] = cli_double("prune-density", "D", &o->prune_density, 0, 1,
-                              "unstructured pruning: weight density D in (0,1] for every layer");
+                              "unstructured pruning: weight density D of every layer");
     options[n++] = cli_double("prune-channels", "K", &o->prune_channels, 0, 1,
-                              "channel pruning: keep fraction K in (0,1] of prunable channels");
+                              "channel pruning: keep fraction K of prunable channels");
     options[n++] = cli_flag("json", &o->json, "print one JSON object instead of a table");
     return (cli_command){
         .name = export ? "model export" : "model info",

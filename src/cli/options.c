@@ -510,6 +510,11 @@ static void print_option(const cli_option *o, FILE *out)
         h += n + (h[n] == '\n');
         first = false;
     }
+    /* The range the parser checks, from the same fields. */
+    if (o->kind == CLI_INT && o->max < INT64_MAX)
+        fprintf(out, " [%lld..%lld]", (long long)o->min, (long long)o->max);
+    else if (o->kind == CLI_DOUBLE)
+        fprintf(out, " %c%g..%g]", o->lo_open ? '(' : '[', o->lo, o->hi);
     if (o->aliases && o->aliases[0]) {
         fprintf(out, "\n%*s(deprecated spelling%s:", COLUMN, "", o->aliases[1] ? "s" : "");
         for (int k = 0; o->aliases[k]; k++)
