@@ -53,7 +53,7 @@ typedef struct cli_option {
     double lo, hi;              /* CLI_DOUBLE range */
     bool lo_open;               /* CLI_DOUBLE: lo itself excluded */
     const char *const *choices; /* CLI_ENUM, NULL-terminated */
-    const char *const *aliases; /* old spellings kept for one release, or NULL */
+    const char *const *aliases; /* old spellings kept for one release (static), or NULL */
     char short_name;            /* a one-letter spelling ('o' for -o), or 0 */
     int *count;                 /* CLI_LIST: items stored so far */
     int *tags, tag;             /* CLI_LIST: tags[i] = tag of the option that gave item i,
@@ -61,6 +61,9 @@ typedef struct cli_option {
     bool *given;                /* set when the option appears, or NULL */
     bool deprecated;            /* an old option kept for one release */
 } cli_option;
+
+/* Positional arguments a command takes at most (eval's and map's three files). */
+enum { CLI_MAX_POSITIONAL = 4 };
 
 /* A subcommand as the layer sees it: its name, help text and options in;
  * its positional arguments and whether --json was asked for out. */
@@ -73,7 +76,7 @@ typedef struct cli_command {
     cli_option *options;
     int n_options;
     int max_positional;
-    const char *positional[4];
+    const char *positional[CLI_MAX_POSITIONAL];
     int n_positional;
     bool json; /* the command has --json and it is on the command line */
 } cli_command;

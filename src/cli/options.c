@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Long spellings getopt_long is given at most: names, aliases, --help. */
+/* Long spellings getopt_long is given at most: names, aliases, --help
+ * (the largest table, search's, has 24 options and 2 aliases). */
 enum { MAX_LONG_OPTIONS = 96, FIRST_OPTION_VAL = 256 };
 
 int cli_default_threads(void)
@@ -394,7 +395,7 @@ static bool asks_for_json_anywhere(int argc, char **argv)
 /* A positional argument: kept when c takes one more. */
 static int add_positional(cli_command *c, const char *arg)
 {
-    if (c->n_positional >= c->max_positional || c->n_positional >= 4)
+    if (c->n_positional >= c->max_positional || c->n_positional >= CLI_MAX_POSITIONAL)
         return cli_usage_error(c, "unexpected argument '%s'", arg);
     c->positional[c->n_positional++] = arg;
     return CLI_PARSED;
@@ -402,7 +403,7 @@ static int add_positional(cli_command *c, const char *arg)
 
 /* One result of getopt_long: an option with its value, a positional, or
  * a mistake.  argv[optind - 1] is the argument just read. */
-static int take_one(cli_command *c, int argc, char **argv, const struct option *longopts, int val,
+static int take_one(cli_command *c, char **argv, const struct option *longopts, int val,
                     int longindex)
 {
     const char *token = argv[optind - 1];
@@ -430,7 +431,6 @@ static int take_one(cli_command *c, int argc, char **argv, const struct option *
             token = argv[optind - 2];
         if (longindex >= 0 && !spelt_in_full(token, &longopts[longindex]))
             return unknown_option(c, token);
-        (void)argc;
         char spelt[64];
         snprintf(spelt, sizeof spelt, "%.*s", (int)strcspn(token, "="), token);
         return store_value(c, o, spelt, optarg);
@@ -460,7 +460,7 @@ int cli_parse(cli_command *c, int argc, char **argv)
     int val, longindex = -1;
     while (rc == CLI_PARSED &&
            (val = getopt_long(argc + 1, args, optstring, longopts, &longindex)) != -1) {
-        rc = take_one(c, argc + 1, args, longopts, val, longindex);
+        rc = take_one(c, args, longopts, val, longindex);
         longindex = -1;
     }
     for (int i = optind; rc == CLI_PARSED && i < argc + 1; i++) /* after "--" */
