@@ -97,12 +97,25 @@ static void test_usage_errors(void **state)
                          "model info no_such_model",
                          "model export resnet50",
                          "model info resnet50 --prune-density 2"};
+    /* What each says, in the same order. */
+    const char *message[] = {"usage: accelsearch <command>",
+                             "unknown command 'frobnicate'",
+                             "model wants info or export",
+                             "missing MODEL",
+                             "--batch wants an integer from 1 to 1048576, got '0'",
+                             "--precision wants fp32, fp16, bf16, int8 or mixed, got 'fp7'",
+                             "unknown option '--bogus'",
+                             "unknown model 'no_such_model'",
+                             "missing MODEL or OUT.onnx",
+                             "--prune-density wants a number in (0, 1], got '2'"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;
         run(&r, bad[i]);
         if (r.status != 2)
             fail_msg("'accelsearch %s' exited %d, want 2", bad[i], r.status);
         assert_true(strlen(r.err) > 0);
+        if (!strstr(r.err, message[i]))
+            fail_msg("'accelsearch %s': want '%s' in %s", bad[i], message[i], r.err);
         free(r.out);
     }
 }
@@ -157,6 +170,7 @@ static void test_bad_files(void **state)
     run(&r, "model info /nonexistent/dir/model.onnx");
     assert_int_equal(r.status, 2);
     assert_int_equal(count_lines(r.err), 1);
+    assert_non_null(strstr(r.err, "/nonexistent/dir/model.onnx"));
     free(r.out);
 }
 
@@ -209,6 +223,7 @@ static void test_arch_commands(void **state)
     free(r.out);
     run(&r, "arch show no_such_preset");
     assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "'no_such_preset' is neither a preset"));
     free(r.out);
 }
 
@@ -378,16 +393,24 @@ static void test_map_network(void **state)
                          "map --arch gemmini --model resnet18 --emit-timeloop /tmp/x",
                          "map --arch eyeriss --model resnet18 --objective speed",
                          "map --arch eyeriss --model resnet18 --threads 0"};
+    const char *message[] = {"give either INPUT.yaml or both --arch and --model",
+                             "give either INPUT.yaml or both --arch and --model",
+                             "'no_such_arch' is neither a preset",
+                             "--emit-timeloop: gemmini computes with systolic arrays",
+                             "--objective wants edp, energy or latency, got 'speed'",
+                             "--threads wants an integer from 1 to 1024, got '0'"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run(&r, bad[i]);
         if (r.status != 2)
             fail_msg("'accelsearch %s' exited %d, want 2", bad[i], r.status);
+        if (!strstr(r.err, message[i]))
+            fail_msg("'accelsearch %s': want '%s' in %s", bad[i], message[i], r.err);
         free(r.out);
     }
 }
 
-/* Ctrl-C during a long network mapping: the program stops soon, exits 0
- * and prints what it found, marked as interrupted. */
+/* Ctrl-C during a long network mapping: the program stops soon, exits 130
+ * (128 + SIGINT) and prints what it found, marked as interrupted. */
 static void test_map_interrupted(void **state)
 {
     (void)state;
@@ -399,7 +422,7 @@ static void test_map_interrupted(void **state)
              AS_CLI_PATH, out_path);
     int status = system(cmd);
     assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(WEXITSTATUS(status), 130);
     FILE *f = fopen(out_path, "r");
     assert_non_null(f);
     static char json[1 << 22];
@@ -441,11 +464,16 @@ static void test_fuse(void **state)
     const char *bad[] = {"fuse", "fuse --arch eyeriss",
                          "fuse --arch eyeriss --model alexnet --algo magic",
                          "fuse --arch eyeriss --model alexnet --budget 0"};
+    const char *message[] = {"fuse needs --arch and --model", "fuse needs --arch and --model",
+                             "--algo wants none, ga, dp or ilp, got 'magic'",
+                             "--budget wants an integer from 1 to"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;
         run(&r, bad[i]);
         if (r.status != 2)
             fail_msg("'accelsearch %s' exited %d, want 2", bad[i], r.status);
+        if (!strstr(r.err, message[i]))
+            fail_msg("'accelsearch %s': want '%s' in %s", bad[i], message[i], r.err);
         free(r.out);
     }
 }

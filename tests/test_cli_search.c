@@ -2,8 +2,8 @@
  * test_cli_search.c -- `accelsearch search` end to end: a run killed with
  * SIGKILL in the middle of a batch and resumed reaches the result of an
  * uninterrupted run with the same seed, with every stored evaluation kept
- * and none computed or stored twice; Ctrl-C keeps what was found; bad
- * options exit 2.
+ * and none computed or stored twice; Ctrl-C keeps what was found (exit
+ * 130); bad options exit 2.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -157,12 +157,13 @@ static void test_sigkill_and_resume(void **state)
     run_result again;
     run(&again, args);
     assert_int_equal(again.status, 2);
+    assert_non_null(strstr(again.err, "no unfinished run with this configuration"));
     free(again.out);
     free(expected.out);
     free(resumed.out);
 }
 
-/* SIGINT (Ctrl-C) stops the run, which prints what it found and exits 0. */
+/* SIGINT (Ctrl-C) stops the run, which prints what it found and exits 130. */
 static void test_interrupt_keeps_results(void **state)
 {
     (void)state;
@@ -189,7 +190,7 @@ static void test_interrupt_keeps_results(void **state)
     int wst;
     waitpid(child, &wst, 0);
     assert_true(WIFEXITED(wst));
-    assert_int_equal(WEXITSTATUS(wst), 0);
+    assert_int_equal(WEXITSTATUS(wst), 130);
     FILE *f = fopen(out_path, "r");
     assert_non_null(f);
     static char json[CLI_OUT_BYTES];
@@ -208,12 +209,24 @@ static void test_bad_options(void **state)
         "search --objectives speed", "search --model nomodel", "search --no-db --resume",
         "search --batch 100",
     };
+    /* What each says, in the same order. */
+    const char *message[] = {
+        "--algo wants casco, mobo, bo, lcs, ga or random, got 'nope'",
+        "--budget wants an integer from 1 to 1000000, got '0'",
+        "nowhere.yaml: not a built-in space",
+        "--objectives wants up to 4 of latency, energy, area, edp, perf_per_tdp, got 'speed'",
+        "unknown model 'nomodel'",
+        "--resume needs the store; drop '--no-db'",
+        "--batch wants an integer from 1 to 64, got '100'",
+    };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;
         run(&r, bad[i]);
         free(r.out);
         if (r.status != 2)
             fail_msg("'%s' exited %d", bad[i], r.status);
+        if (!strstr(r.err, message[i]))
+            fail_msg("'%s': want '%s' in %s", bad[i], message[i], r.err);
     }
 }
 

@@ -10,8 +10,9 @@
 #include "mapping/mapping.h"
 #include "workload/workload.h"
 
-/* Exit statuses of the program. */
-enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+/* Exit statuses of the program; 130 (128 + SIGINT) after Ctrl-C, once what
+ * was found has been printed and kept. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERRUPTED = 130 };
 
 /* The run store that search writes and runs reads, unless --db says
  * otherwise: in the working directory. */
@@ -23,8 +24,124 @@ int cli_exit_for(as_code code);
 
 /* Index of s in the NULL-terminated names, or -1. */
 int cli_name_index(const char *s, const char *const *names);
-/* A decimal integer >= min, the whole of s; false otherwise. */
-bool cli_parse_count(const char *s, int64_t min, int64_t *out);
+
+/* ------------------------------------------------------------- options */
+
+/*
+ * One command-line layer for every subcommand (options.c): each declares a
+ * table of its options, and cli_parse reads argv with getopt_long against
+ * it, stores each value where the option points, and reports any mistake
+ * in one line.  The help text is printed from the same table, so that the
+ * parser and the help cannot drift apart.
+ */
+typedef enum cli_kind {
+    CLI_FLAG,   /* no value: target is a bool */
+    CLI_INT,    /* a decimal integer in [min, max]: target is an int64_t */
+    CLI_DOUBLE, /* a number in [lo, hi] ((lo, hi] when lo_open): a double */
+    CLI_ENUM,   /* one of choices: target is an int, the choice's index */
+    CLI_STRING, /* any text: target is a const char * */
+    CLI_LIST    /* repeatable text: target is a const char *[max], *count items */
+} cli_kind;
+
+typedef struct cli_option {
+    const char *name; /* the long name, without "--" */
+    cli_kind kind;
+    const char *metavar; /* what the value is called in the help ("N", "FILE") */
+    const char *help;    /* lines separated by '\n' */
+    void *target;
+    int64_t min, max;           /* CLI_INT range; CLI_LIST: max items */
+    double lo, hi;              /* CLI_DOUBLE range */
+    bool lo_open;               /* CLI_DOUBLE: lo itself excluded */
+    const char *const *choices; /* CLI_ENUM, NULL-terminated */
+    const char *const *aliases; /* old spellings kept for one release (static), or NULL */
+    char short_name;            /* a one-letter spelling ('o' for -o), or 0 */
+    int *count;                 /* CLI_LIST: items stored so far */
+    int *tags, tag;             /* CLI_LIST: tags[i] = tag of the option that gave item i,
+                                   so that several options can fill one list in order */
+    bool *given;                /* set when the option appears, or NULL */
+    bool deprecated;            /* an old option kept for one release */
+} cli_option;
+
+/* Positional arguments a command takes at most (eval's and map's three files). */
+enum { CLI_MAX_POSITIONAL = 4 };
+
+/* A subcommand as the layer sees it: its name, help text and options in;
+ * its positional arguments and whether --json was asked for out. */
+typedef struct cli_command {
+    const char *name;     /* "map", "runs export": in messages and help */
+    const char *help_for; /* the word of `accelsearch help WORD` ("runs") */
+    const char *synopsis; /* lines after "usage: accelsearch " */
+    const char *about;    /* what the command does, or NULL */
+    const char *epilog;   /* printed after the options, or NULL */
+    cli_option *options;
+    int n_options;
+    int max_positional;
+    const char *positional[CLI_MAX_POSITIONAL];
+    int n_positional;
+    bool json; /* the command has --json and it is on the command line */
+} cli_command;
+
+/* Options of each kind, for the tables (fields such as aliases, given or
+ * deprecated are set on the result when needed).  A double's range is
+ * (lo, hi]. */
+cli_option cli_flag(const char *name, bool *target, const char *help);
+cli_option cli_int(const char *name, const char *metavar, int64_t *target, int64_t min, int64_t max,
+                   const char *help);
+cli_option cli_double(const char *name, const char *metavar, double *target, double lo, double hi,
+                      const char *help);
+cli_option cli_string(const char *name, const char *metavar, const char **target, const char *help);
+cli_option cli_enum(const char *name, int *target, const char *const *choices, const char *help);
+/* The options several commands share, described alike everywhere. */
+cli_option cli_json_option(bool *json);
+cli_option cli_seed_option(int64_t *seed);
+cli_option cli_threads_option(int64_t *threads);
+cli_option cli_arch_option(const char **arch);
+cli_option cli_model_option(const char **model);
+
+/* cli_parse's result when the command should go on. */
+#define CLI_PARSED (-1)
+
+/* Parse argv (after the subcommand words) into c's option targets and
+ * positional arguments.  Returns CLI_PARSED, or the exit status when the
+ * program should stop: 0 after -h/--help (the help on stdout), 2 after a
+ * mistake (one line on stderr, and a JSON error object with --json). */
+int cli_parse(cli_command *c, int argc, char **argv);
+/* The help of c (usage, about, the options table) to out. */
+void cli_print_help(const cli_command *c, FILE *out);
+/* A mistake on the command line: "accelsearch NAME: message" and a pointer
+ * to `accelsearch help`, on stderr (and as JSON on stdout with --json);
+ * returns CLI_EXIT_USAGE. */
+__attribute__((format(printf, 2, 3))) int cli_usage_error(const cli_command *c, const char *fmt,
+                                                          ...);
+/* A library failure: "accelsearch: message" on stderr (and as JSON on
+ * stdout with --json); returns the exit status for st's code. */
+int cli_fail(const cli_command *c, const as_status *st);
+/* Any other failure with exit status `exit` and a JSON error code. */
+__attribute__((format(printf, 4, 5))) int cli_failf(const cli_command *c, int exit,
+                                                    const char *code, const char *fmt, ...);
+/* One action of a command group (`runs list`): its word and its code,
+ * which gets the arguments after the word. */
+typedef struct cli_action {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} cli_action;
+/* Run the action argv[0] names among the NULL-terminated actions of
+ * `group`; -h/--help print help(stdout) and exit 0. */
+int cli_dispatch(const char *group, const cli_action *actions, void (*help)(FILE *out), int argc,
+                 char **argv);
+/* Of the NULL-terminated names, the nearest to a misspelt one, or NULL. */
+const char *cli_nearest_name(const char *typed, const char *const *names);
+/* Whether path names an ONNX model (ends in .onnx), for commands that want
+ * another kind of file. */
+bool cli_is_onnx_path(const char *path);
+
+/* The most threads a --threads takes, and the help every --threads shows. */
+#define CLI_MAX_THREADS 1024
+#define CLI_THREADS_HELP "threads (default: the number of cores); results do not depend on it"
+
+/* The default of every --threads: the machine's cores (results never
+ * depend on the thread count). */
+int cli_default_threads(void);
 
 /* The subcommands' JSON writer: callers only say what comes next (it
  * tracks nesting and keys).  The value is built as a jansson tree and
@@ -57,6 +174,26 @@ void cli_json_double_field(cli_json *j, const char *key, double v);
 void cli_json_bool_field(cli_json *j, const char *key, bool v);
 /* A shape as an array of integers. */
 void cli_json_shape(cli_json *j, const wl_tensor *t);
+
+/* The options of commands that load a model (model_args.c). */
+typedef struct cli_model_args {
+    int64_t batch; /* 0: the model's */
+    int precision; /* index of the --precision choice, when precision_set */
+    bool precision_set;
+    bool allow_unknown_ops;
+} cli_model_args;
+/* --batch and --precision (when with_batch_precision) and
+ * --allow-unknown-ops, writing into m, at options[0...]; returns how many. */
+int cli_add_model_options(cli_option *options, cli_model_args *m, bool with_batch_precision);
+/* Load a model (zoo name or .onnx) with m's batch and unknown-op choice. */
+as_code cli_load_model(const char *model, const cli_model_args *m, wl_graph **out, as_status *st);
+/* The --precision asked for into *p; false when none was. */
+bool cli_precision(const cli_model_args *m, wl_precision *p);
+/* The model's warnings, one line per unknown op type (with its count of
+ * nodes) rather than one per node. */
+void cli_each_warning(const wl_graph *g, void (*emit)(void *user, const char *warning), void *user);
+/* Those warnings on stderr. */
+void cli_print_warnings(const wl_graph *g);
 
 /* Evaluations and mappings (report.c), shared by eval and map.  dim_names
  * may be NULL (the slots' own names N, G, C, M, P, Q, R, S). */

@@ -9,9 +9,6 @@
 
 #include "arch/arch.h"
 
-static const char arch_usage[] = "usage: accelsearch arch list\n"
-                                 "       accelsearch arch show PRESET|FILE.yaml [--json]\n";
-
 static const char *const class_names[] = {"DRAM", "SRAM", "regfile", "dummy"};
 static const char *const compute_names[] = {"mac", "systolic", "vector"};
 static const char *const dataflow_names[] = {"os", "ws", "is"};
@@ -47,27 +44,128 @@ static void print_arch(const arch_spec *a)
     printf("%-20s %.4f W\n", "peak power (TDP)", arch_peak_power_W(a));
 }
 
+/* The design as one JSON object: the levels as print_arch lists them
+ * (outermost first), the compute, and the totals. */
+static void print_arch_json(const arch_spec *a)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_string_field(&j, "name", a->name);
+    cli_json_int_field(&j, "technology_nm", a->technology_nm);
+    cli_json_double_field(&j, "clock_MHz", 1e-6 / a->cycle_seconds);
+    cli_json_key(&j, "levels");
+    cli_json_begin_array(&j);
+    for (int i = a->n_levels - 1; i >= 0; i--) {
+        const arch_level *l = &a->level[i];
+        cli_json_begin_object(&j);
+        cli_json_string_field(&j, "name", l->name);
+        cli_json_string_field(&j, "class", class_names[l->cls]);
+        cli_json_int_field(&j, "size_words", l->size_words);
+        cli_json_int_field(&j, "word_bits", l->word_bits);
+        cli_json_int_field(&j, "block_size", l->block_size);
+        cli_json_int_field(&j, "instances", l->instances);
+        cli_json_double_field(&j, "read_pJ", l->energy.read_pJ);
+        cli_json_double_field(&j, "fill_pJ", l->energy.fill_pJ);
+        cli_json_double_field(&j, "update_pJ", l->energy.update_pJ);
+        cli_json_double_field(&j, "area_um2", l->area_um2);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    const arch_compute *c = &a->compute;
+    cli_json_key(&j, "compute");
+    cli_json_begin_object(&j);
+    cli_json_string_field(&j, "name", c->name);
+    cli_json_string_field(&j, "kind", compute_names[c->kind]);
+    cli_json_int_field(&j, "mac_bits", c->mac_bits);
+    cli_json_int_field(&j, "instances", c->instances);
+    cli_json_double_field(&j, "mac_pJ", c->mac_pJ);
+    cli_json_double_field(&j, "area_um2", c->area_um2);
+    if (c->kind == ARCH_COMPUTE_SYSTOLIC) {
+        cli_json_int_field(&j, "rows", c->rows);
+        cli_json_int_field(&j, "cols", c->cols);
+        cli_json_string_field(&j, "dataflow", dataflow_names[c->dataflow]);
+    }
+    cli_json_end_object(&j);
+    int64_t macs = c->instances * c->rows * c->cols;
+    cli_json_int_field(&j, "mac_units", macs);
+    cli_json_double_field(&j, "peak_tops", 2.0 * (double)macs / a->cycle_seconds * 1e-12);
+    cli_json_double_field(&j, "area_mm2", arch_area_mm2(a));
+    cli_json_double_field(&j, "peak_power_W", arch_peak_power_W(a));
+    cli_json_end_object(&j);
+}
+
+/* The help of both actions, for `arch --help` and `accelsearch help arch`. */
+static cli_command arch_list_command = {
+    .name = "arch list",
+    .help_for = "arch",
+    .synopsis = "arch list",
+    .about = "The built-in accelerator presets.\n",
+};
+
+static int arch_list(int argc, char **argv)
+{
+    cli_command cmd = arch_list_command;
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    int n;
+    const arch_preset *p = arch_presets(&n);
+    printf("%-12s %s\n", "name", "description");
+    for (int i = 0; i < n; i++)
+        printf("%-12s %s\n", p[i].name, p[i].description);
+    return CLI_EXIT_OK;
+}
+
+/* `arch show`'s command; json points where --json goes. */
+static cli_command arch_show_command(cli_option *options, bool *json)
+{
+    options[0] = cli_json_option(json);
+    return (cli_command){
+        .name = "arch show",
+        .help_for = "arch",
+        .synopsis = "arch show PRESET|FILE.yaml [--json]",
+        .about = "A design's levels, area and peak power (TDP).\n",
+        .options = options,
+        .n_options = 1,
+        .max_positional = 1,
+    };
+}
+
+static int arch_show(int argc, char **argv)
+{
+    bool json = false;
+    cli_option options[1];
+    cli_command cmd = arch_show_command(options, &json);
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd.n_positional == 0)
+        return cli_usage_error(&cmd, "missing PRESET or FILE.yaml");
+    arch_spec a;
+    as_status st;
+    as_status_clear(&st);
+    if (arch_load(cmd.positional[0], &a, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    if (json)
+        print_arch_json(&a);
+    else
+        print_arch(&a);
+    return CLI_EXIT_OK;
+}
+
+static void print_arch_help(FILE *out)
+{
+    bool json;
+    cli_option options[1];
+    cli_command show = arch_show_command(options, &json);
+    cli_print_help(&arch_list_command, out);
+    fputc('\n', out);
+    cli_print_help(&show, out);
+}
+
 int cli_arch(int argc, char **argv)
 {
-    if (argc == 1 && strcmp(argv[0], "list") == 0) {
-        int n;
-        const arch_preset *p = arch_presets(&n);
-        printf("%-12s %s\n", "name", "description");
-        for (int i = 0; i < n; i++)
-            printf("%-12s %s\n", p[i].name, p[i].description);
-        return CLI_EXIT_OK;
-    }
-    if (argc == 2 && strcmp(argv[0], "show") == 0) {
-        arch_spec a;
-        as_status st;
-        as_status_clear(&st);
-        if (arch_load(argv[1], &a, &st) != AS_OK) {
-            fprintf(stderr, "accelsearch: %s\n", st.message);
-            return cli_exit_for(st.code);
-        }
-        print_arch(&a);
-        return CLI_EXIT_OK;
-    }
-    fputs(arch_usage, stderr);
-    return CLI_EXIT_USAGE;
+    static const cli_action actions[] = {{"list", arch_list}, {"show", arch_show}, {NULL, NULL}};
+    return cli_dispatch("arch", actions, print_arch_help, argc, argv);
 }

@@ -10,12 +10,6 @@
 
 #include "mapping/mapping.h"
 
-static const char eval_usage[] =
-    "usage: accelsearch eval INPUT.yaml [ERT.yaml [ART.yaml]] [--json] [--repeat N]\n"
-    "\n"
-    "Evaluate the mapping of a timeloop-model input (architecture, problem, mapping) with\n"
-    "accelsearch's cost model; ERT/ART give the energy and area tables (default: built-in).\n";
-
 static void print_eval_json(const arch_spec *a, const map_eval *e, double per_second)
 {
     cli_json j;
@@ -34,56 +28,64 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The largest --repeat: a minute or so of evaluations. */
+#define MAX_REPEAT INT64_C(100000000)
+
 int cli_eval(int argc, char **argv)
 {
-    const char *files[3] = {NULL, NULL, NULL};
-    int n_files = 0;
     bool json = false;
-    long long repeat = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-        } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
-            char *end;
-            repeat = strtoll(argv[++i], &end, 10);
-            if (*end || repeat < 1) {
-                fprintf(stderr, "accelsearch: --repeat wants a positive integer\n\n%s", eval_usage);
-                return CLI_EXIT_USAGE;
-            }
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(eval_usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (argv[i][0] != '-' && n_files < 3) {
-            files[n_files++] = argv[i];
-        } else {
-            fprintf(stderr, "accelsearch: unexpected argument '%s'\n\n%s", argv[i], eval_usage);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    if (n_files == 0) {
-        fputs(eval_usage, stderr);
-        return CLI_EXIT_USAGE;
-    }
+    int64_t repeat = 0;
+    cli_option options[] = {
+        cli_json_option(&json),
+        cli_int("repeat", "N", &repeat, 1, MAX_REPEAT,
+                "evaluate N more times and report evaluations per second"),
+    };
+    cli_command cmd = {
+        .name = "eval",
+        .synopsis = "eval INPUT.yaml [ERT.yaml [ART.yaml]] [options]",
+        .about = "Evaluate the mapping of a timeloop-model input (architecture, problem, "
+                 "mapping) with\naccelsearch's cost model; ERT/ART give the energy and area "
+                 "tables (default: built-in).\n",
+        .options = options,
+        .n_options = (int)(sizeof options / sizeof options[0]),
+        .max_positional = 3,
+    };
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    const char *const *files = cmd.positional;
+    if (cmd.n_positional == 0)
+        return cli_usage_error(&cmd, "missing INPUT.yaml");
+    if (cli_is_onnx_path(files[0]))
+        return cli_usage_error(&cmd,
+                               "'%s' is an ONNX model; eval reads a timeloop-model input (YAML): "
+                               "use 'map --model' for models",
+                               files[0]);
     map_timeloop_case *c = malloc(sizeof *c);
     map_eval *e = malloc(sizeof *e);
     as_status st;
     as_status_clear(&st);
-    if (!c || !e || map_timeloop_load(files[0], files[1], files[2], c, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", c && e ? st.message : "out of memory");
+    if (!c || !e) {
         free(c);
         free(e);
-        return c && e ? cli_exit_for(st.code) : CLI_EXIT_FAILURE;
+        return cli_failf(&cmd, CLI_EXIT_FAILURE, "out_of_memory", "out of memory");
+    }
+    if (map_timeloop_load(files[0], cmd.n_positional > 1 ? files[1] : NULL,
+                          cmd.n_positional > 2 ? files[2] : NULL, c, &st) != AS_OK) {
+        free(c);
+        free(e);
+        return cli_fail(&cmd, &st);
     }
     map_evaluate(&c->arch, &c->problem, &c->mapping, e);
     double per_second = 0;
     if (repeat > 0) {
         double start = seconds_now();
-        for (long long r = 0; r < repeat; r++)
+        for (int64_t r = 0; r < repeat; r++)
             map_evaluate(&c->arch, &c->problem, &c->mapping, e);
         double elapsed = seconds_now() - start;
         per_second = elapsed > 0 ? (double)repeat / elapsed : 0;
     }
-    int rc = CLI_EXIT_OK;
+    rc = CLI_EXIT_OK;
     if (json)
         print_eval_json(&c->arch, e, per_second);
     if (e->validity != MAP_VALID) {

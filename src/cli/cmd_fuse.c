@@ -9,107 +9,89 @@
 
 #include "fusion/fusion.h"
 
-static const char fuse_usage[] =
-    "usage: accelsearch fuse --arch PRESET|FILE --model MODEL [options]\n"
-    "\n"
-    "Group the model's layers so that intermediates stay on chip, tile by tile, and\n"
-    "compare with running them layer by layer.\n"
-    "\n"
-    "options:\n"
-    "  --algo A               none (layer by layer), ga (default), dp, ilp\n"
-    "  --objective O          casco (default: (off-chip + on-chip energy) x cycles), edp,\n"
-    "                         energy, latency\n"
-    "  --budget N             plans to evaluate (ga); seconds for the ILP's solver (ilp)\n"
-    "  --mapper-budget N      map each tile problem by random-pruned search of N mappings\n"
-    "                         (default: the heuristic mapper, to its own end)\n"
-    "  --seed S, --threads N  as for map: results do not depend on the thread count\n"
-    "  --batch N, --precision P   as for 'model info'\n"
-    "  --json                 print one JSON object\n";
-
 typedef struct fuse_options {
     const char *arch, *model;
     fu_search_options search;
-    int64_t mapper_budget;
-    int64_t batch;
-    bool precision_set;
-    wl_precision precision;
+    int algo, objective; /* indexes into algo_names, objective_names */
+    int64_t plan_budget, old_budget, mapper_budget, seed, threads;
+    double time_limit_s;
+    cli_model_args load;
     bool json;
 } fuse_options;
-
-static int fuse_usage_error(const char *what, const char *arg)
-{
-    fprintf(stderr, "accelsearch: %s '%s'\n\n%s", what, arg ? arg : "", fuse_usage);
-    return CLI_EXIT_USAGE;
-}
 
 static const char *const algo_names[] = {"none", "ga", "dp", "ilp", NULL};
 static const fu_algorithm algos[] = {FU_ALGO_NONE, FU_ALGO_GA, FU_ALGO_DP, FU_ALGO_ILP};
 static const char *const objective_names[] = {"casco", "edp", "energy", "latency", NULL};
 static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERGY, FU_OBJ_CYCLES};
 
-/* Parse argv into o; -1 on success, else an exit status. */
-static int parse_fuse_options(int argc, char **argv, fuse_options *o)
+/* Old spellings, kept as aliases for one release (static: the tables
+ * outlive the functions that build them). */
+static const char *const old_map_budget[] = {"mapper-budget", NULL};
+
+enum { FUSE_MAX_OPTIONS = 16 };
+
+/* The command `fuse`, its options writing into o. */
+static cli_command fuse_command(cli_option *options, fuse_options *o)
+{
+    int n = 0;
+    options[n++] = cli_arch_option(&o->arch);
+    options[n++] = cli_model_option(&o->model);
+    options[n++] =
+        cli_enum("algo", &o->algo, algo_names, "none (layer by layer), ga (default), dp, ilp");
+    options[n++] = cli_enum("objective", &o->objective, objective_names,
+                            "casco (default: (off-chip + on-chip energy) x cycles),\n"
+                            "edp, energy, latency");
+    options[n++] =
+        cli_int("plan-budget", "N", &o->plan_budget, 1, INT64_MAX, "fusion plans to evaluate (ga)");
+    options[n++] = cli_double("time-limit", "SECONDS", &o->time_limit_s, 0, 1e9,
+                              "seconds for the ILP's solver (ilp)");
+    options[n] = cli_int("map-budget", "N", &o->mapper_budget, 1, INT64_MAX,
+                         "map each tile problem by random-pruned search of N mappings\n"
+                         "(default: the heuristic mapper, to its own end)");
+    options[n++].aliases = old_map_budget;
+    options[n++] = cli_seed_option(&o->seed);
+    options[n++] = cli_threads_option(&o->threads);
+    n += cli_add_model_options(options + n, &o->load, true);
+    options[n++] = cli_json_option(&o->json);
+    options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
+                         "plans (ga) or seconds (ilp): use --plan-budget or --time-limit");
+    options[n++].deprecated = true;
+    return (cli_command){
+        .name = "fuse",
+        .synopsis = "fuse --arch PRESET|FILE --model MODEL [options]",
+        .about = "Group the model's layers so that intermediates stay on chip, tile by tile, "
+                 "and\ncompare with running them layer by layer.\n",
+        .epilog = "Ctrl-C stops the search and prints the best plan so far (exit status 130).\n",
+        .options = options,
+        .n_options = n,
+    };
+}
+
+/* Parse argv into o; CLI_PARSED, or an exit status. */
+static int parse_fuse_options(cli_command *cmd, int argc, char **argv, fuse_options *o)
 {
     fu_search_options_default(&o->search);
-    o->search.algorithm = FU_ALGO_GA;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t n;
-        int k;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(fuse_usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
-            continue;
-        } else if (!v) {
-            return fuse_usage_error(a[0] == '-' ? "option needs a value:" : "unexpected argument",
-                                    a);
-        }
-        i++;
-        if (!strcmp(a, "--arch")) {
-            o->arch = v;
-        } else if (!strcmp(a, "--model")) {
-            o->model = v;
-        } else if (!strcmp(a, "--algo")) {
-            if ((k = cli_name_index(v, algo_names)) < 0)
-                return fuse_usage_error("--algo wants none, ga, dp or ilp, got", v);
-            o->search.algorithm = algos[k];
-        } else if (!strcmp(a, "--objective")) {
-            if ((k = cli_name_index(v, objective_names)) < 0)
-                return fuse_usage_error("--objective wants casco, edp, energy or latency, got", v);
-            o->search.objective = objectives[k];
-        } else if (!strcmp(a, "--budget")) {
-            if (!cli_parse_count(v, 1, &n))
-                return fuse_usage_error("--budget wants a positive integer, got", v);
-            o->search.budget = n;
-            o->search.time_limit_seconds = (double)n;
-        } else if (!strcmp(a, "--mapper-budget")) {
-            if (!cli_parse_count(v, 1, &o->mapper_budget))
-                return fuse_usage_error("--mapper-budget wants a positive integer, got", v);
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_count(v, 0, &n))
-                return fuse_usage_error("--seed wants a non-negative integer, got", v);
-            o->search.seed = (uint64_t)n;
-        } else if (!strcmp(a, "--threads")) {
-            if (!cli_parse_count(v, 1, &n) || n > 1024)
-                return fuse_usage_error("--threads wants a positive integer, got", v);
-            o->search.threads = (int)n;
-        } else if (!strcmp(a, "--batch")) {
-            if (!cli_parse_count(v, 1, &o->batch) || o->batch > 1 << 20)
-                return fuse_usage_error("--batch wants a positive integer, got", v);
-        } else if (!strcmp(a, "--precision")) {
-            if (!wl_precision_parse(v, &o->precision))
-                return fuse_usage_error("--precision wants fp32, fp16, bf16, int8 or mixed, got",
-                                        v);
-            o->precision_set = true;
-        } else {
-            return fuse_usage_error("unknown option", a);
-        }
-    }
+    o->algo = 1; /* ga */
+    o->seed = (int64_t)o->search.seed;
+    o->threads = cli_default_threads();
+    int rc = cli_parse(cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
     if (!o->arch || !o->model)
-        return fuse_usage_error("fuse needs --arch and --model", NULL);
-    return -1;
+        return cli_usage_error(cmd, "fuse needs --arch and --model");
+    o->search.algorithm = algos[o->algo];
+    o->search.objective = objectives[o->objective];
+    if (o->old_budget > 0) { /* plans for ga, seconds for ilp, as it always meant */
+        o->search.budget = o->old_budget;
+        o->search.time_limit_seconds = (double)o->old_budget;
+    }
+    if (o->plan_budget > 0)
+        o->search.budget = o->plan_budget;
+    if (o->time_limit_s > 0)
+        o->search.time_limit_seconds = o->time_limit_s;
+    o->search.seed = (uint64_t)o->seed;
+    o->search.threads = (int)o->threads;
+    return CLI_PARSED;
 }
 
 static const char *const halo_names[] = {"recompute", "cache_rows", "cache_all"};
@@ -190,7 +172,7 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
     cli_json_begin_object(&j);
     cli_json_string_field(&j, "model", g->name);
     cli_json_string_field(&j, "arch", a->name);
-    cli_json_string_field(&j, "algorithm", algo_names[o->search.algorithm]);
+    cli_json_string_field(&j, "algorithm", algo_names[o->algo]);
     cli_json_int_field(&j, "plans_evaluated", evaluated);
     json_totals(&j, "totals", c);
     json_totals(&j, "baseline", base);
@@ -227,8 +209,10 @@ static volatile int interrupted;
 int cli_fuse(int argc, char **argv)
 {
     fuse_options o = {0};
-    int rc = parse_fuse_options(argc, argv, &o);
-    if (rc >= 0)
+    cli_option options[FUSE_MAX_OPTIONS];
+    cli_command cmd = fuse_command(options, &o);
+    int rc = parse_fuse_options(&cmd, argc, argv, &o);
+    if (rc != CLI_PARSED)
         return rc;
     as_status st;
     as_status_clear(&st);
@@ -239,23 +223,26 @@ int cli_fuse(int argc, char **argv)
     fu_plan plan = {0}, baseline = {0};
     fu_plan_cost cost = {0}, base_cost = {0};
     int32_t *ops = NULL;
-    wl_onnx_options onnx = {.batch = o.batch};
+    wl_precision precision;
     fu_cost_options co;
     fu_cost_options_default(&co);
-    if (o.mapper_budget >
-        0) { /* a budget bounds random-pruned search; the heuristic has its own end */
+    /* A budget bounds random-pruned search; the heuristic has its own end. */
+    if (o.mapper_budget > 0) {
         co.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
         co.budget_per_problem = o.mapper_budget;
     }
     co.search.seed = o.search.seed;
     co.search.threads = o.search.threads;
     rc = CLI_EXIT_OK;
-    if (!a || arch_load(o.arch, a, &st) != AS_OK ||
-        wl_model_load(o.model, &onnx, &g, &st) != AS_OK ||
-        (o.batch > 0 && wl_set_batch(g, o.batch, &st) != AS_OK))
+    if (!a) {
+        as_fail(&st, AS_ENOMEM, "out of memory");
         goto failed;
-    if (o.precision_set)
-        wl_set_precision(g, o.precision);
+    }
+    if (arch_load(o.arch, a, &st) != AS_OK || cli_load_model(o.model, &o.load, &g, &st) != AS_OK)
+        goto failed;
+    cli_print_warnings(g);
+    if (cli_precision(&o.load, &precision))
+        wl_set_precision(g, precision);
     ops = malloc(((size_t)g->n_ops + 1) * sizeof *ops);
     if (!ops) {
         as_fail(&st, AS_ENOMEM, "out of memory");
@@ -275,16 +262,17 @@ int cli_fuse(int argc, char **argv)
     cli_progress_end(&progress);
     if (fu_search_best(s, &plan, &cost, &st) != AS_OK)
         goto failed;
-    if (interrupted)
+    if (interrupted) {
         fprintf(stderr, "accelsearch: interrupted; the best plan so far follows\n");
+        rc = CLI_EXIT_INTERRUPTED;
+    }
     if (o.json)
         print_fuse_json(g, a, &o, &plan, &cost, &base_cost, fu_search_evaluated(s), ops);
     else
         print_fuse_table(g, &plan, &cost, &base_cost, ops);
     goto done;
 failed:
-    fprintf(stderr, "accelsearch: %s\n", a ? st.message : "out of memory");
-    rc = a ? cli_exit_for(st.code) : CLI_EXIT_FAILURE;
+    rc = cli_fail(&cmd, &st);
 done:
     fu_plan_cost_free(&cost);
     fu_plan_cost_free(&base_cost);

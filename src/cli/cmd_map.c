@@ -10,165 +10,102 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static const char map_usage[] =
-    "usage: accelsearch map INPUT.yaml [ERT.yaml [ART.yaml]] [options]\n"
-    "       accelsearch map --arch PRESET|FILE --model MODEL [options]\n"
-    "\n"
-    "The first form maps the single problem of a timeloop-mapper input (architecture,\n"
-    "problem, constraints, mapper settings: the file's search size, victory condition\n"
-    "and timeout apply to --algorithm random, Timeloop's random-pruned search); the\n"
-    "second maps every compute layer of a model (zoo name or .onnx) layer by layer,\n"
-    "identical layers once.\n"
-    "\n"
-    "options:\n"
-    "  --algorithm A          heuristic (default), random, exhaustive\n"
-    "  --objective O          edp (default), energy, latency\n"
-    "  --budget N             mappings to evaluate per problem (default: the search's own)\n"
-    "  --seed S               random seed (default 1)\n"
-    "  --threads N            threads (default 1); results do not depend on it\n"
-    "  --no-padding           do not pad awkward dimensions\n"
-    "  --layer NAME           map only this layer of the model\n"
-    "  --batch N, --precision P   as for 'model info'\n"
-    "  --emit-timeloop DIR    write each chosen mapping as a timeloop-model input\n"
-    "  --json                 print one JSON object\n";
-
 typedef struct map_cli_options {
-    const char *files[3];
-    int n_files;
     const char *arch;
     const char *model;
     const char *layer;
     const char *emit_dir;
-    int64_t batch;
-    bool precision_set;
-    wl_precision precision;
+    cli_model_args load;
     bool json;
     bool algorithm_set, objective_set, threads_set, seed_set;
-    map_algorithm algorithm;
-    map_objective objective;
-    int threads;
-    uint64_t seed;
+    int algorithm; /* index into algorithm_names */
+    int objective; /* index into objective_names */
+    int64_t threads;
+    int64_t seed;
     int64_t budget;
     bool no_padding;
 } map_cli_options;
 
-static int map_usage_error(const char *what, const char *arg)
-{
-    fprintf(stderr, "accelsearch: %s '%s'\n\n%s", what, arg, map_usage);
-    return CLI_EXIT_USAGE;
-}
-
-static bool parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* The spellings of --algorithm and --objective, and what they select. */
+/* The spellings of --algo and --objective, and what they select. */
 static const char *const algorithm_names[] = {"heuristic", "random", "exhaustive", NULL};
 static const map_algorithm algorithms[] = {MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED,
                                            MAP_ALGO_EXHAUSTIVE};
 static const char *const objective_names[] = {"edp", "energy", "latency", NULL};
 static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_METRIC_CYCLES};
 
-/* Index of s in the NULL-terminated names, or -1. */
-static int choice(const char *s, const char *const *names)
+/* Old spellings, kept as aliases for one release (static: the tables
+ * outlive the functions that build them). */
+static const char *const old_algo[] = {"algorithm", NULL};
+static const char *const old_map_budget[] = {"budget", NULL};
+
+enum { MAP_MAX_OPTIONS = 16 };
+
+/* The command `map`, its options writing into o. */
+static cli_command map_command(cli_option *options, map_cli_options *o)
 {
-    for (int k = 0; names[k]; k++)
-        if (strcmp(s, names[k]) == 0)
-            return k;
-    return -1;
+    int n = 0;
+    options[n++] = cli_arch_option(&o->arch);
+    options[n++] = cli_model_option(&o->model);
+    options[n] = cli_enum("algo", &o->algorithm, algorithm_names, "the mapper (default heuristic)");
+    options[n].given = &o->algorithm_set;
+    options[n++].aliases = old_algo;
+    options[n] = cli_enum("objective", &o->objective, objective_names,
+                          "what the mapper minimises (default edp)");
+    options[n++].given = &o->objective_set;
+    options[n] = cli_int("map-budget", "N", &o->budget, 1, INT64_MAX,
+                         "mappings to evaluate per problem (default: the search's own end)");
+    options[n++].aliases = old_map_budget;
+    options[n] = cli_seed_option(&o->seed);
+    options[n++].given = &o->seed_set;
+    options[n] = cli_threads_option(&o->threads);
+    options[n++].given = &o->threads_set;
+    options[n++] = cli_flag("no-padding", &o->no_padding, "do not pad awkward dimensions");
+    options[n++] = cli_string("layer", "NAME", &o->layer, "map only this layer of the model");
+    n += cli_add_model_options(options + n, &o->load, true);
+    options[n++] = cli_string("emit-timeloop", "DIR", &o->emit_dir,
+                              "write each chosen mapping as a timeloop-model input");
+    options[n++] = cli_json_option(&o->json);
+    return (cli_command){
+        .name = "map",
+        .synopsis = "map INPUT.yaml [ERT.yaml [ART.yaml]] [options]\n"
+                    "map --arch PRESET|FILE --model MODEL [options]",
+        .about = "The first form maps the single problem of a timeloop-mapper input "
+                 "(architecture,\nproblem, constraints, mapper settings: the file's search "
+                 "size, victory condition\nand timeout apply to --algo random, Timeloop's "
+                 "random-pruned search); the\nsecond maps every compute layer of a model (zoo "
+                 "name or .onnx) layer by layer,\nidentical layers once.\n",
+        .epilog = "Ctrl-C stops the search and prints the best found so far (exit status 130).\n",
+        .options = options,
+        .n_options = n,
+        .max_positional = 3,
+    };
 }
 
-/* Parse the command line; -1 on success, else an exit status. */
-static int parse_map_options(int argc, char **argv, map_cli_options *o)
+/* Parse the command line; CLI_PARSED, or an exit status. */
+static int parse_map_options(cli_command *cmd, int argc, char **argv, map_cli_options *o)
 {
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t n;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(map_usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (!strcmp(a, "--no-padding")) {
-            o->no_padding = true;
-        } else if (a[0] == '-' && !v) {
-            return map_usage_error("option needs a value:", a);
-        } else if (!strcmp(a, "--arch")) {
-            o->arch = argv[++i];
-        } else if (!strcmp(a, "--model")) {
-            o->model = argv[++i];
-        } else if (!strcmp(a, "--layer")) {
-            o->layer = argv[++i];
-        } else if (!strcmp(a, "--emit-timeloop")) {
-            o->emit_dir = argv[++i];
-        } else if (!strcmp(a, "--batch")) {
-            if (!parse_int(argv[++i], 1, 1 << 20, &o->batch))
-                return map_usage_error("--batch wants a positive integer, got", v);
-        } else if (!strcmp(a, "--precision")) {
-            if (!wl_precision_parse(argv[++i], &o->precision))
-                return map_usage_error("--precision wants fp32, fp16, bf16, int8 or mixed, got", v);
-            o->precision_set = true;
-        } else if (!strcmp(a, "--budget")) {
-            if (!parse_int(argv[++i], 1, INT64_MAX, &o->budget))
-                return map_usage_error("--budget wants a positive integer, got", v);
-        } else if (!strcmp(a, "--seed")) {
-            if (!parse_int(argv[++i], 0, INT64_MAX, &n))
-                return map_usage_error("--seed wants a non-negative integer, got", v);
-            o->seed = (uint64_t)n;
-            o->seed_set = true;
-        } else if (!strcmp(a, "--threads")) {
-            if (!parse_int(argv[++i], 1, 1024, &n))
-                return map_usage_error("--threads wants a positive integer, got", v);
-            o->threads = (int)n;
-            o->threads_set = true;
-        } else if (!strcmp(a, "--algorithm")) {
-            int k = choice(argv[++i], algorithm_names);
-            if (k < 0)
-                return map_usage_error("--algorithm wants heuristic, random or exhaustive, got", v);
-            o->algorithm = algorithms[k];
-            o->algorithm_set = true;
-        } else if (!strcmp(a, "--objective")) {
-            int k = choice(argv[++i], objective_names);
-            if (k < 0)
-                return map_usage_error("--objective wants edp, energy or latency, got", v);
-            o->objective = (map_objective){1, {objectives[k]}};
-            o->objective_set = true;
-        } else if (a[0] == '-') {
-            return map_usage_error("unknown option", a);
-        } else if (o->n_files < 3) {
-            o->files[o->n_files++] = a;
-        } else {
-            return map_usage_error("unexpected argument", a);
-        }
-    }
+    int rc = cli_parse(cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
     bool network = o->arch || o->model;
-    if (network ? (!o->arch || !o->model || o->n_files) : o->n_files == 0) {
-        fprintf(stderr, "accelsearch: give either INPUT.yaml or both --arch and --model\n\n%s",
-                map_usage);
-        return CLI_EXIT_USAGE;
-    }
-    return -1;
+    if (network ? (!o->arch || !o->model || cmd->n_positional) : cmd->n_positional == 0)
+        return cli_usage_error(cmd, "give either INPUT.yaml or both --arch and --model");
+    if (!network && cli_is_onnx_path(cmd->positional[0]))
+        return cli_usage_error(cmd, "'%s' is an ONNX model: give it as --model, with --arch",
+                               cmd->positional[0]);
+    return CLI_PARSED;
 }
 
 /* The command line's search choices over the defaults (or the file's). */
 static void apply_search_options(const map_cli_options *o, map_search_options *s)
 {
     if (o->algorithm_set)
-        s->algorithm = o->algorithm;
+        s->algorithm = algorithms[o->algorithm];
     if (o->objective_set)
-        s->objective = o->objective;
+        s->objective = (map_objective){1, {objectives[o->objective]}};
     if (o->seed_set)
-        s->seed = o->seed;
-    if (o->threads_set)
-        s->threads = o->threads;
+        s->seed = (uint64_t)o->seed;
+    s->threads = o->threads_set ? (int)o->threads : cli_default_threads();
     if (o->budget > 0)
         s->search_size = o->budget;
     if (o->no_padding)
@@ -215,7 +152,7 @@ static void run_search(map_search *s, int64_t expected)
     cli_progress_end(&p);
 }
 
-static int map_single(const map_cli_options *o)
+static int map_single(const cli_command *cmd, const map_cli_options *o)
 {
     map_mapper_case *c = malloc(sizeof *c);
     map_eval *e = malloc(sizeof *e);
@@ -223,16 +160,20 @@ static int map_single(const map_cli_options *o)
     as_status st;
     as_status_clear(&st);
     int rc = CLI_EXIT_OK;
-    if (!c || !e ||
-        map_timeloop_load_mapper(o->files[0], o->files[1], o->files[2], c, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", c && e ? st.message : "out of memory");
-        rc = c && e ? cli_exit_for(st.code) : CLI_EXIT_FAILURE;
+    const char *const *files = cmd->positional;
+    if (!c || !e) {
+        rc = cli_failf(cmd, CLI_EXIT_FAILURE, "out_of_memory", "out of memory");
+        goto done;
+    }
+    if (map_timeloop_load_mapper(files[0], cmd->n_positional > 1 ? files[1] : NULL,
+                                 cmd->n_positional > 2 ? files[2] : NULL, c, &st) != AS_OK) {
+        rc = cli_fail(cmd, &st);
         goto done;
     }
     /* The file's settings describe Timeloop's random-pruned search; they
      * apply when that is asked for.  By default accelsearch's heuristic
      * runs, to its own end, on the file's objective and constraints. */
-    if (!o->algorithm_set || o->algorithm != MAP_ALGO_RANDOM_PRUNED) {
+    if (!o->algorithm_set || algorithms[o->algorithm] != MAP_ALGO_RANDOM_PRUNED) {
         c->options.search_size = 0;
         c->options.victory_condition = 0;
         c->options.consecutive_invalid_limit = 0;
@@ -241,23 +182,23 @@ static int map_single(const map_cli_options *o)
     apply_search_options(o, &c->options);
     double start = seconds_now();
     if (map_search_init(&s, &c->model.arch, &c->model.problem, &c->options, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        rc = cli_exit_for(st.code);
+        rc = cli_fail(cmd, &st);
         goto done;
     }
     run_search(s, c->options.search_size);
     double seconds = seconds_now() - start;
     if (!map_search_best(s, &c->model.mapping, e, &c->model.problem)) {
-        fprintf(stderr, "accelsearch: %s: no valid mapping found (%lld evaluated)\n", o->files[0],
-                (long long)map_search_evaluated(s));
-        rc = CLI_EXIT_FAILURE;
+        rc = cli_failf(cmd, CLI_EXIT_FAILURE, "no_mapping",
+                       "%s: no valid mapping found (%lld evaluated)", files[0],
+                       (long long)map_search_evaluated(s));
         goto done;
     }
-    if (interrupted)
+    if (interrupted) {
         fprintf(stderr, "accelsearch: interrupted; the best mapping so far follows\n");
+        rc = CLI_EXIT_INTERRUPTED;
+    }
     if (o->emit_dir && emit_timeloop(o->emit_dir, c->model.problem_name, &c->model, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        rc = cli_exit_for(st.code);
+        rc = cli_fail(cmd, &st);
         goto done;
     }
     if (o->json) {
@@ -441,7 +382,7 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
     cli_json_end_object(&j);
 }
 
-static int map_network(const map_cli_options *o)
+static int map_network(const cli_command *cmd, const map_cli_options *o)
 {
     as_status st;
     as_status_clear(&st);
@@ -449,28 +390,25 @@ static int map_network(const map_cli_options *o)
     wl_graph *g = NULL;
     map_network_result r = {0};
     int rc = CLI_EXIT_OK;
-    wl_onnx_options onnx = {.batch = o->batch};
-    if (!a) {
-        fprintf(stderr, "accelsearch: out of memory\n");
-        return CLI_EXIT_FAILURE;
-    }
-    if (arch_load(o->arch, a, &st) != AS_OK || wl_model_load(o->model, &onnx, &g, &st) != AS_OK ||
-        (o->batch > 0 && wl_set_batch(g, o->batch, &st) != AS_OK)) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        rc = cli_exit_for(st.code);
+    wl_precision precision;
+    if (!a)
+        return cli_failf(cmd, CLI_EXIT_FAILURE, "out_of_memory", "out of memory");
+    if (arch_load(o->arch, a, &st) != AS_OK ||
+        cli_load_model(o->model, &o->load, &g, &st) != AS_OK) {
+        rc = cli_fail(cmd, &st);
         goto done;
     }
     if (o->emit_dir && a->compute.kind != ARCH_COMPUTE_MAC) {
-        fprintf(stderr,
-                "accelsearch: --emit-timeloop: %s computes with %s, which Timeloop's format "
-                "cannot describe; only designs of independent MAC units can be emitted\n",
-                a->name,
-                a->compute.kind == ARCH_COMPUTE_SYSTOLIC ? "systolic arrays" : "vector units");
-        rc = CLI_EXIT_USAGE;
+        rc = cli_failf(
+            cmd, CLI_EXIT_USAGE, "invalid_input",
+            "--emit-timeloop: %s computes with %s, which Timeloop's format "
+            "cannot describe; only designs of independent MAC units can be emitted",
+            a->name, a->compute.kind == ARCH_COMPUTE_SYSTOLIC ? "systolic arrays" : "vector units");
         goto done;
     }
-    if (o->precision_set)
-        wl_set_precision(g, o->precision);
+    cli_print_warnings(g);
+    if (cli_precision(&o->load, &precision))
+        wl_set_precision(g, precision);
     map_network_options no;
     map_network_options_default(&no);
     apply_search_options(o, &no.search);
@@ -485,15 +423,15 @@ static int map_network(const map_cli_options *o)
     as_code code = map_network_evaluate(g, a, &no, &r, &st);
     cli_progress_end(&progress);
     if (code != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        rc = cli_exit_for(code);
+        rc = cli_fail(cmd, &st);
         goto done;
     }
-    if (r.interrupted)
+    if (r.interrupted) {
         fprintf(stderr, "accelsearch: interrupted; results so far follow\n");
+        rc = CLI_EXIT_INTERRUPTED;
+    }
     if (o->emit_dir && emit_network(o->emit_dir, g, a, &r, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        rc = cli_exit_for(st.code);
+        rc = cli_fail(cmd, &st);
         goto done;
     }
     if (o->json)
@@ -510,9 +448,11 @@ done:
 int cli_map(int argc, char **argv)
 {
     map_cli_options o = {0};
-    int rc = parse_map_options(argc, argv, &o);
-    if (rc >= 0)
+    cli_option options[MAP_MAX_OPTIONS];
+    cli_command cmd = map_command(options, &o);
+    int rc = parse_map_options(&cmd, argc, argv, &o);
+    if (rc != CLI_PARSED)
         return rc;
     cli_catch_interrupt(&interrupted);
-    return o.model ? map_network(&o) : map_single(&o);
+    return o.model ? map_network(&cmd, &o) : map_single(&cmd, &o);
 }

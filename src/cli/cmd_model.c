@@ -4,157 +4,79 @@
 #include "cli.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char model_usage[] =
-    "usage: accelsearch model info MODEL [options]\n"
-    "       accelsearch model export MODEL OUT.onnx [options]\n"
-    "\n"
-    "MODEL is a zoo name (see 'accelsearch zoo list') or a path to an .onnx file.\n"
-    "\n"
-    "options (export writes the model after the transforms it asks for):\n"
-    "  --batch N              batch size (default: the model's, 1 for the zoo)\n"
-    "  --precision P          storage precision: fp32, fp16, bf16, int8, mixed\n"
-    "                         (int8 weights, bf16 activations); default: the model's types\n"
-    "  --fold-bn              fold BatchNormalization into the preceding convolution\n"
-    "  --prune-density D      unstructured pruning: weight density D in (0,1] for every layer\n"
-    "  --prune-channels K     channel pruning: keep fraction K in (0,1] of prunable channels\n"
-    "  --allow-unknown-ops    accept op types accelsearch does not model (costed as zero)\n"
-    "  --json                 print one JSON object instead of a table\n";
 
 /* What the user asked of `model info` / `model export`. */
 typedef struct model_options {
     const char *model;
     const char *out_path; /* export only */
-    int64_t batch;        /* 0 = keep */
-    bool precision_set;
-    wl_precision precision;
+    cli_model_args load;
     bool fold_bn;
     double prune_density;  /* 0 = none */
     double prune_channels; /* 0 = none */
-    bool allow_unknown_ops;
     bool json;
 } model_options;
 
-/* Prints "accelsearch: " + the printf-style message and the usage text. */
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+enum { MODEL_MAX_OPTIONS = 8 };
+
+/* The command `model info` (export false) or `model export`, its options
+ * writing into o. */
+static cli_command model_command(bool export, cli_option *options, model_options *o)
 {
-    va_list args;
-    va_start(args, fmt);
-    fputs("accelsearch: ", stderr);
-    vfprintf(stderr, fmt, args);
-    va_end(args);
-    fputs("\n\n", stderr);
-    fputs(model_usage, stderr);
-    return CLI_EXIT_USAGE;
+    int n = cli_add_model_options(options, &o->load, true);
+    options[n++] =
+        cli_flag("fold-bn", &o->fold_bn, "fold BatchNormalization into the preceding convolution");
+    options[n++] = cli_double("prune-density", "D", &o->prune_density, 0, 1,
+                              "unstructured pruning: weight density D of every layer");
+    options[n++] = cli_double("prune-channels", "K", &o->prune_channels, 0, 1,
+                              "channel pruning: keep fraction K of prunable channels");
+    options[n++] = cli_flag("json", &o->json, "print one JSON object instead of a table");
+    return (cli_command){
+        .name = export ? "model export" : "model info",
+        .help_for = "model",
+        .synopsis = export ? "model export MODEL OUT.onnx [options]" : "model info MODEL [options]",
+        .about = export ? "Write the model as ONNX (weights stripped) after the transforms the "
+                          "options ask for.\nMODEL is a zoo name (see 'accelsearch zoo list') or "
+                          "an .onnx file.\n"
+                        : "Parameters, MACs, working sets and the loop-nest problem of every "
+                          "layer.\nMODEL is a zoo name (see 'accelsearch zoo list') or an .onnx "
+                          "file.\n",
+        .options = options,
+        .n_options = n,
+        .max_positional = export ? 2 : 1,
+    };
 }
 
-/* The value of option `name` at argv[*i] ("--name V" or "--name=V"), or
- * NULL when argv[*i] is another option.  *missing is set when the option
- * is there without a value. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, bool *missing)
+/* Parse argv into o; CLI_PARSED, or an exit status. */
+static int parse_model_options(cli_command *cmd, int argc, char **argv, model_options *o)
 {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-static bool parse_fraction(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || !(v > 0.0 && v <= 1.0))
-        return false;
-    *out = v;
-    return true;
-}
-
-/* Parse argv into o; positional arguments fill model then out_path.
- * Returns -1 on success, an exit status otherwise. */
-static int parse_model_options(int argc, char **argv, int n_positional, model_options *o)
-{
-    int positional = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        bool missing = false;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(model_usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(a, "--fold-bn") == 0) {
-            o->fold_bn = true;
-        } else if (strcmp(a, "--allow-unknown-ops") == 0) {
-            o->allow_unknown_ops = true;
-        } else if ((v = option_value(argc, argv, &i, "--batch", &missing))) {
-            char *end;
-            long long b = strtoll(v, &end, 10);
-            if (*v == '\0' || *end != '\0' || b < 1 || b > 1 << 20)
-                return usage_error("--batch wants a positive integer, got '%s'", v);
-            o->batch = b;
-        } else if ((v = option_value(argc, argv, &i, "--precision", &missing))) {
-            if (!wl_precision_parse(v, &o->precision))
-                return usage_error("--precision wants fp32, fp16, bf16, int8 or mixed, got '%s'",
-                                   v);
-            o->precision_set = true;
-        } else if ((v = option_value(argc, argv, &i, "--prune-density", &missing))) {
-            if (!parse_fraction(v, &o->prune_density))
-                return usage_error("--prune-density wants a number in (0, 1], got '%s'", v);
-        } else if ((v = option_value(argc, argv, &i, "--prune-channels", &missing))) {
-            if (!parse_fraction(v, &o->prune_channels))
-                return usage_error("--prune-channels wants a number in (0, 1], got '%s'", v);
-        } else if (missing) {
-            return usage_error("option %s needs a value", a);
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("unknown option '%s'", a);
-        } else if (positional < n_positional) {
-            if (positional++ == 0)
-                o->model = a;
-            else
-                o->out_path = a;
-        } else {
-            return usage_error("unexpected argument '%s'", a);
-        }
-    }
-    if (positional < n_positional)
-        return usage_error("%s", n_positional == 1 ? "missing MODEL" : "missing MODEL or OUT.onnx");
-    return -1;
-}
-
-static void print_warnings(const wl_graph *g)
-{
-    for (int32_t i = 0; i < g->n_warnings; i++)
-        fprintf(stderr, "accelsearch: warning: %s\n", g->warnings[i]);
+    int rc = cli_parse(cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd->n_positional < cmd->max_positional)
+        return cli_usage_error(
+            cmd, "%s", cmd->max_positional == 1 ? "missing MODEL" : "missing MODEL or OUT.onnx");
+    o->model = cmd->positional[0];
+    o->out_path = cmd->n_positional > 1 ? cmd->positional[1] : NULL;
+    return CLI_PARSED;
 }
 
 /* Load the model and apply the requested transforms in stack order:
  * batch, BN folding, pruning, precision, fusability marks. */
 static as_code prepare_model(const model_options *o, wl_graph **out, as_status *st)
 {
-    wl_onnx_options onnx = {.allow_unknown_ops = o->allow_unknown_ops, .batch = o->batch};
     wl_graph *g = NULL;
-    as_code rc = wl_model_load(o->model, &onnx, &g, st);
-    if (rc == AS_OK && o->batch > 0)
-        rc = wl_set_batch(g, o->batch, st);
+    wl_precision precision;
+    as_code rc = cli_load_model(o->model, &o->load, &g, st);
     if (rc == AS_OK && o->fold_bn)
         rc = wl_fold_batchnorm(g, NULL, st);
     if (rc == AS_OK && o->prune_channels > 0)
         rc = wl_prune_channels(g, NULL, o->prune_channels, NULL, st);
     if (rc == AS_OK && o->prune_density > 0)
         rc = wl_prune_unstructured(g, NULL, o->prune_density, st);
-    if (rc == AS_OK && o->precision_set)
-        wl_set_precision(g, o->precision);
+    if (rc == AS_OK && cli_precision(&o->load, &precision))
+        wl_set_precision(g, precision);
     if (rc == AS_OK)
         wl_mark_fusable(g);
     if (rc != AS_OK) {
@@ -356,6 +278,11 @@ static void json_layer(cli_json *j, const wl_graph *g, int32_t o)
     cli_json_end_object(j);
 }
 
+static void json_warning(void *user, const char *warning)
+{
+    cli_json_string(user, warning);
+}
+
 static void print_json(const wl_graph *g, const wl_stats *s, const char *precision)
 {
     cli_json j;
@@ -377,8 +304,7 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
     cli_json_int_field(&j, "compute_layers", s->n_compute_ops);
     cli_json_key(&j, "warnings");
     cli_json_begin_array(&j);
-    for (int32_t i = 0; i < g->n_warnings; i++)
-        cli_json_string(&j, g->warnings[i]);
+    cli_each_warning(g, json_warning, &j);
     cli_json_end_array(&j);
     cli_json_key(&j, "layers");
     cli_json_begin_array(&j);
@@ -391,72 +317,108 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
 
 /* ------------------------------------------------------------- commands */
 
-static int model_info(int argc, char **argv)
+/* The statistics of g, as a table or JSON. */
+static as_code show_model(const model_options *o, const wl_graph *g, as_status *st)
+{
+    wl_stats s;
+    if (wl_graph_stats(g, &s, st) != AS_OK)
+        return st->code;
+    wl_precision p;
+    const char *precision = cli_precision(&o->load, &p) ? wl_precision_name(p) : "native";
+    if (o->json)
+        print_json(g, &s, precision);
+    else
+        print_table(g, &s, precision);
+    return AS_OK;
+}
+
+/* `model info` (export false) or `model export`: parse, load and
+ * transform the model, then show or write it. */
+static int model_run(bool export, int argc, char **argv)
 {
     model_options o = {0};
-    int rc = parse_model_options(argc, argv, 1, &o);
-    if (rc >= 0)
+    cli_option options[MODEL_MAX_OPTIONS];
+    cli_command cmd = model_command(export, options, &o);
+    int rc = parse_model_options(&cmd, argc, argv, &o);
+    if (rc != CLI_PARSED)
         return rc;
     as_status st;
     as_status_clear(&st);
     wl_graph *g = NULL;
-    wl_stats s;
-    if (prepare_model(&o, &g, &st) != AS_OK || wl_graph_stats(g, &s, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        wl_graph_free(g);
-        return cli_exit_for(st.code);
-    }
-    print_warnings(g);
-    const char *precision = o.precision_set ? wl_precision_name(o.precision) : "native";
-    if (o.json)
-        print_json(g, &s, precision);
-    else
-        print_table(g, &s, precision);
+    if (prepare_model(&o, &g, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    cli_print_warnings(g);
+    as_code code = export ? wl_onnx_save(g, o.out_path, &st) : show_model(&o, g, &st);
+    if (code == AS_OK && export)
+        fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
     wl_graph_free(g);
-    return CLI_EXIT_OK;
+    return code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
+}
+
+static int model_info(int argc, char **argv)
+{
+    return model_run(false, argc, argv);
 }
 
 static int model_export(int argc, char **argv)
 {
-    model_options o = {0};
-    int rc = parse_model_options(argc, argv, 2, &o);
-    if (rc >= 0)
-        return rc;
-    as_status st;
-    as_status_clear(&st);
-    wl_graph *g = NULL;
-    if (prepare_model(&o, &g, &st) != AS_OK || wl_onnx_save(g, o.out_path, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        wl_graph_free(g);
-        return cli_exit_for(st.code);
-    }
-    print_warnings(g);
-    fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
-    wl_graph_free(g);
-    return CLI_EXIT_OK;
+    return model_run(true, argc, argv);
+}
+
+static void print_model_help(FILE *out)
+{
+    model_options o;
+    cli_option options[MODEL_MAX_OPTIONS];
+    cli_command info = model_command(false, options, &o);
+    cli_print_help(&info, out);
+    fputc('\n', out);
+    cli_command export = model_command(true, options, &o);
+    cli_print_help(&export, out);
 }
 
 int cli_model(int argc, char **argv)
 {
-    if (argc >= 1 && strcmp(argv[0], "info") == 0)
-        return model_info(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "export") == 0)
-        return model_export(argc - 1, argv + 1);
-    if (argc >= 1 && (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
-        fputs(model_usage, stdout);
-        return CLI_EXIT_OK;
-    }
-    return usage_error("%s", argc ? "unknown 'model' subcommand" : "'model' needs info or export");
+    static const cli_action actions[] = {
+        {"info", model_info}, {"export", model_export}, {NULL, NULL}};
+    return cli_dispatch("model", actions, print_model_help, argc, argv);
 }
 
 /* `accelsearch zoo list [--json]` */
+static int zoo_list(int argc, char **argv);
+
+static cli_command zoo_command(cli_option *options, bool *json)
+{
+    options[0] = cli_flag("json", json, "print one JSON array");
+    return (cli_command){.name = "zoo list",
+                         .help_for = "zoo",
+                         .synopsis = "zoo list [--json]",
+                         .about = "The built-in models: name, family, description.\n",
+                         .options = options,
+                         .n_options = 1};
+}
+
+static void print_zoo_help(FILE *out)
+{
+    bool json;
+    cli_option options[1];
+    cli_command cmd = zoo_command(options, &json);
+    cli_print_help(&cmd, out);
+}
+
 int cli_zoo(int argc, char **argv)
 {
-    bool json = argc >= 2 && strcmp(argv[1], "--json") == 0;
-    if (argc < 1 || strcmp(argv[0], "list") != 0 || argc > (json ? 2 : 1)) {
-        fputs("usage: accelsearch zoo list [--json]\n", stderr);
-        return CLI_EXIT_USAGE;
-    }
+    static const cli_action actions[] = {{"list", zoo_list}, {NULL, NULL}};
+    return cli_dispatch("zoo", actions, print_zoo_help, argc, argv);
+}
+
+static int zoo_list(int argc, char **argv)
+{
+    bool json = false;
+    cli_option options[1];
+    cli_command cmd = zoo_command(options, &json);
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
     int n;
     const wl_zoo_entry *e = wl_zoo_entries(&n);
     if (json) {

@@ -15,24 +15,7 @@
 
 #include "store/store.h"
 
-static const char runs_usage[] =
-    "usage: accelsearch runs list [--db FILE] [--json]\n"
-    "       accelsearch runs show [RUN] [--db FILE] [--json]\n"
-    "       accelsearch runs export [RUN] --format json|csv [--db FILE] [-o FILE]\n"
-    "\n"
-    "The co-design runs kept in a run store.  RUN is an id that 'runs list' shows;\n"
-    "without it, show and export take the newest run.\n"
-    "\n"
-    "options:\n"
-    "  --db FILE         the run store (default: " CLI_DEFAULT_DB " in this directory)\n"
-    "  --json            print one JSON object instead of tables\n"
-    "  --format F        json: the run, its configuration, every candidate round with its\n"
-    "                    parameters and details, every front; csv: one line per\n"
-    "                    candidate round, one column per parameter\n"
-    "  -o FILE           write the export to FILE instead of standard output\n";
-
 typedef enum runs_action { RUNS_LIST, RUNS_SHOW, RUNS_EXPORT } runs_action;
-static const char *const action_names[] = {"list", "show", "export", NULL};
 static const char *const format_names[] = {"json", "csv", NULL};
 static const store_format formats[] = {STORE_JSON, STORE_CSV};
 
@@ -42,64 +25,70 @@ typedef struct runs_options {
     int64_t run_id; /* 0: the newest */
     bool json;
     bool format_set;
-    store_format format;
+    int format;           /* index into format_names */
     const char *out_path; /* NULL: standard output */
 } runs_options;
 
-static int runs_usage_error(const char *what, const char *arg)
+enum { RUNS_MAX_OPTIONS = 4 };
+
+/* The command of one action, its options writing into o.  Each action
+ * takes only its own options: --json for list and show, RUN for show and
+ * export, --format and -o for export. */
+static cli_command runs_command(runs_action action, cli_option *options, runs_options *o)
 {
-    fprintf(stderr, "accelsearch: %s%s%s%s\n\n%s", what, arg ? " '" : "", arg ? arg : "",
-            arg ? "'" : "", runs_usage);
-    return CLI_EXIT_USAGE;
+    static const char *const synopsis[] = {
+        "runs list [--db FILE] [--json]",
+        "runs show [RUN] [--db FILE] [--json]",
+        "runs export [RUN] --format json|csv [--db FILE] [-o FILE]",
+    };
+    static const char *const names[] = {"runs list", "runs show", "runs export"};
+    int n = 0;
+    options[n++] = cli_string("db", "FILE", &o->db,
+                              "the run store (default: " CLI_DEFAULT_DB " in this directory)");
+    if (action != RUNS_EXPORT)
+        options[n++] = cli_flag("json", &o->json, "print one JSON object instead of tables");
+    if (action == RUNS_EXPORT) {
+        options[n] = cli_enum("format", &o->format, format_names,
+                              "json: the run, its configuration, every candidate round with its\n"
+                              "parameters and details, every front; csv: one line per\n"
+                              "candidate round, one column per parameter");
+        options[n++].given = &o->format_set;
+        options[n] = cli_string("output", "FILE", &o->out_path,
+                                "write the export to FILE instead of standard output");
+        options[n++].short_name = 'o';
+    }
+    return (cli_command){
+        .name = names[action],
+        .help_for = "runs",
+        .synopsis = synopsis[action],
+        .about = action != RUNS_LIST ? NULL
+                                     : "The co-design runs kept in a run store.  RUN is an id "
+                                       "that 'runs list' shows;\nwithout it, show and export "
+                                       "take the newest run.\n",
+        .options = options,
+        .n_options = n,
+        .max_positional = action == RUNS_LIST ? 0 : 1,
+    };
 }
 
-/* Parse argv (the action, then its arguments) into o; -1 on success, else
- * an exit status.  Each action takes only its own options: --json is for
- * list and show, RUN for show and export, --format and -o for export. */
-static int parse_runs_options(int argc, char **argv, runs_options *o)
+/* Parse argv (after the action) into o; CLI_PARSED, or an exit status. */
+static int parse_runs_options(cli_command *cmd, int argc, char **argv, runs_options *o)
 {
-    *o = (runs_options){.db = CLI_DEFAULT_DB};
-    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        fputs(runs_usage, stdout);
-        return CLI_EXIT_OK;
-    }
-    int k = argc > 0 ? cli_name_index(argv[0], action_names) : -1;
-    if (k < 0)
-        return runs_usage_error("runs wants list, show or export", argc > 0 ? argv[0] : NULL);
-    o->action = (runs_action)k;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes_value = !strcmp(a, "--db") || (o->action == RUNS_EXPORT &&
-                                                  (!strcmp(a, "--format") || !strcmp(a, "-o")));
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(runs_usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(a, "--json") && o->action != RUNS_EXPORT) {
-            o->json = true;
-        } else if (a[0] != '-' && o->action != RUNS_LIST && o->run_id == 0) {
-            if (!cli_parse_count(a, 1, &o->run_id))
-                return runs_usage_error("RUN wants a run id (a positive integer), got", a);
-        } else if (!takes_value) {
-            return runs_usage_error(a[0] == '-' ? "unknown option" : "unexpected argument", a);
-        } else if (!v) {
-            return runs_usage_error("option needs a value:", a);
-        } else {
-            i++;
-            if (!strcmp(a, "--db")) {
-                o->db = v;
-            } else if (!strcmp(a, "-o")) {
-                o->out_path = v;
-            } else if ((k = cli_name_index(v, format_names)) >= 0) {
-                o->format = formats[k];
-                o->format_set = true;
-            } else {
-                return runs_usage_error("--format wants json or csv, got", v);
-            }
-        }
+    int rc = cli_parse(cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd->n_positional > 0) {
+        const char *run = cmd->positional[0];
+        char *end;
+        errno = 0;
+        long long id = strtoll(run, &end, 10);
+        if (*run == '\0' || *end != '\0' || errno == ERANGE || id < 1)
+            return cli_usage_error(cmd, "RUN wants a run id (a positive integer), got '%s'", run);
+        o->run_id = id;
     }
     if (o->action == RUNS_EXPORT && !o->format_set)
-        return runs_usage_error("export needs --format json or --format csv", NULL);
-    return -1;
+        return cli_usage_error(cmd, "export needs --format json or --format csv");
+    return CLI_PARSED;
 }
 
 /* ------------------------------------------------------------------- runs */
@@ -476,7 +465,7 @@ static as_code export_run(store *s, const store_run *run, const runs_options *o,
     FILE *f = o->out_path ? fopen(o->out_path, "w") : stdout;
     if (!f)
         return as_fail(st, AS_EIO, "%s: %s", o->out_path, strerror(errno));
-    as_code code = store_export(s, run->id, o->format, f, st);
+    as_code code = store_export(s, run->id, formats[o->format], f, st);
     if (f == stdout)
         return code;
     if (fclose(f) != 0 && code == AS_OK)
@@ -486,21 +475,22 @@ static as_code export_run(store *s, const store_run *run, const runs_options *o,
     return code;
 }
 
-int cli_runs(int argc, char **argv)
+/* One action of `runs`: parse, open the store (never creating one), act. */
+static int runs_action_run(runs_action action, int argc, char **argv)
 {
-    runs_options o;
-    int rc = parse_runs_options(argc, argv, &o);
-    if (rc >= 0)
+    runs_options o = {.action = action, .db = CLI_DEFAULT_DB};
+    cli_option options[RUNS_MAX_OPTIONS];
+    cli_command cmd = runs_command(action, options, &o);
+    int rc = parse_runs_options(&cmd, argc, argv, &o);
+    if (rc != CLI_PARSED)
         return rc;
     struct stat file; /* an empty file would become an empty store too */
     const char *no_store = stat(o.db, &file) != 0 ? strerror(errno)
                            : file.st_size == 0    ? "an empty file"
                                                   : NULL;
-    if (no_store) {
-        fprintf(stderr, "accelsearch: %s: %s (runs reads an existing run store: give --db)\n", o.db,
-                no_store);
-        return CLI_EXIT_USAGE;
-    }
+    if (no_store)
+        return cli_failf(&cmd, CLI_EXIT_USAGE, "io",
+                         "%s: %s (runs reads an existing run store: give --db)", o.db, no_store);
     as_status st;
     as_status_clear(&st);
     store *s = NULL;
@@ -512,9 +502,39 @@ int cli_runs(int argc, char **argv)
         code = o.action == RUNS_SHOW ? show_run(s, o.db, &run, o.json, &st)
                                      : export_run(s, &run, &o, &st);
     store_close(s);
-    if (code != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        return cli_exit_for(code);
+    return code != AS_OK ? cli_fail(&cmd, &st) : CLI_EXIT_OK;
+}
+
+static int runs_list(int argc, char **argv)
+{
+    return runs_action_run(RUNS_LIST, argc, argv);
+}
+
+static int runs_show(int argc, char **argv)
+{
+    return runs_action_run(RUNS_SHOW, argc, argv);
+}
+
+static int runs_export(int argc, char **argv)
+{
+    return runs_action_run(RUNS_EXPORT, argc, argv);
+}
+
+static void print_runs_help(FILE *out)
+{
+    for (int a = RUNS_LIST; a <= RUNS_EXPORT; a++) {
+        runs_options o;
+        cli_option options[RUNS_MAX_OPTIONS];
+        cli_command cmd = runs_command((runs_action)a, options, &o);
+        if (a > RUNS_LIST)
+            fputc('\n', out);
+        cli_print_help(&cmd, out);
     }
-    return CLI_EXIT_OK;
+}
+
+int cli_runs(int argc, char **argv)
+{
+    static const cli_action actions[] = {
+        {"list", runs_list}, {"show", runs_show}, {"export", runs_export}, {NULL, NULL}};
+    return cli_dispatch("runs", actions, print_runs_help, argc, argv);
 }

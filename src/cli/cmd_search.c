@@ -6,7 +6,6 @@
 #include "cli.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,186 +15,187 @@
 #define DEFAULT_MODEL "resnet18"
 #define MAX_MODELS 16
 
-static const char search_usage[] =
-    "usage: accelsearch search [options]\n"
-    "\n"
-    "Search the hardware of a design space jointly with the fusion and mapping of\n"
-    "every layer, and report the Pareto-optimal designs.  With no options: CASCO on\n"
-    "the edge space for " DEFAULT_MODEL ", about a minute on two cores.\n"
-    "\n"
-    "options:\n"
-    "  --model MODEL          a model to design for (zoo name or .onnx; repeatable)\n"
-    "  --validate-model MODEL report the chosen design on it too (repeatable)\n"
-    "  --space S              edge (default), datacenter, or a space file (YAML)\n"
-    "  --algo A               casco (default), mobo, bo, lcs, ga, random\n"
-    "  --budget N             hardware candidates to evaluate (default 48)\n"
-    "  --batch N              candidates per iteration (default 8)\n"
-    "  --sw-budget N          fusion plans per candidate at full fidelity (default 2000)\n"
-    "  --sh-rounds N          successive-halving rounds of casco (default 3)\n"
-    "  --map-budget N         mappings per distinct tile problem (default 128)\n"
-    "  --objectives LIST      of latency, energy, area, edp, perf_per_tdp (default\n"
-    "                         latency,energy,area)\n"
-    "  --scalar O             single objective of bo, lcs, ga (default edp on edge,\n"
-    "                         perf_per_tdp on datacenter)\n"
-    "  --aggregate A          geomean (default) or sum over several models\n"
-    "  --threads N            candidates evaluated at once (default: the cores);\n"
-    "                         results do not depend on it\n"
-    "  --seed S               the run's seed (default 1)\n"
-    "  --db FILE              the run store (default " CLI_DEFAULT_DB ")\n"
-    "  --no-db                keep nothing on disk\n"
-    "  --resume               continue the unfinished run of this configuration in --db\n"
-    "  --json                 print one JSON object\n"
-    "\n"
-    "Ctrl-C stops after the candidates in flight and keeps everything found.\n";
+/* The largest --batch (candidates per iteration) the search takes. */
+#define MAX_SEARCH_BATCH 64
 
 typedef struct search_cli {
     se_workload workload[MAX_MODELS];
-    int n_workloads;
+    const char *models[MAX_MODELS];
+    int model_tags[MAX_MODELS]; /* 1: from --validate-model */
+    int n_models;
     const char *space;
+    const char *objectives;
     se_run_options run;
-    bool scalar_set;
+    int algo, scalar, aggregate; /* indexes into the choices */
+    int64_t hw_budget, batch, plan_budget, sh_rounds, map_budget, threads, seed;
+    bool scalar_set, db_set;
     bool no_db;
     bool json;
+    cli_model_args load;
 } search_cli;
 
-static int search_usage_error(const char *what, const char *arg)
+static const char *const algo_names[] = {"casco", "mobo", "bo", "lcs", "ga", "random", NULL};
+static const char *const objective_names[] = {"latency", "energy",       "area",
+                                              "edp",     "perf_per_tdp", NULL};
+static const char *const aggregate_names[] = {"geomean", "sum", NULL};
+
+/* Old spellings, kept as aliases for one release (static: the tables
+ * outlive the functions that build them). */
+static const char *const old_hw_budget[] = {"budget", NULL};
+static const char *const old_plan_budget[] = {"sw-budget", NULL};
+
+enum { SEARCH_MAX_OPTIONS = 24 };
+
+/* The command `search`, its options writing into c. */
+static cli_command search_command(cli_option *options, search_cli *c)
 {
-    fprintf(stderr, "accelsearch: %s '%s'\n\n%s", what, arg ? arg : "", search_usage);
-    return CLI_EXIT_USAGE;
+    int n = 0;
+    cli_option *models = &options[n];
+    options[n++] =
+        cli_string("model", "MODEL", NULL, "a model to design for (zoo name or .onnx; repeatable)");
+    options[n++] = cli_string("validate-model", "MODEL", NULL,
+                              "report the chosen design on it too (repeatable)");
+    for (int k = 0; k < 2; k++) /* both fill one list, in command-line order */
+        models[k] = (cli_option){.name = models[k].name,
+                                 .kind = CLI_LIST,
+                                 .metavar = "MODEL",
+                                 .help = models[k].help,
+                                 .target = c->models,
+                                 .max = MAX_MODELS,
+                                 .count = &c->n_models,
+                                 .tags = c->model_tags,
+                                 .tag = k};
+    options[n++] =
+        cli_string("space", "S", &c->space, "edge (default), datacenter, or a space file (YAML)");
+    options[n++] = cli_enum("algo", &c->algo, algo_names, "the search engine (default casco)");
+    options[n] = cli_int("hw-budget", "N", &c->hw_budget, 1, 1000000,
+                         "hardware candidates to evaluate (default 48)");
+    options[n++].aliases = old_hw_budget;
+    options[n++] = cli_int("batch", "N", &c->batch, 1, MAX_SEARCH_BATCH,
+                           "candidates per iteration (default 8)");
+    options[n] = cli_int("plan-budget", "N", &c->plan_budget, 8, INT64_C(1) << 40,
+                         "fusion plans per candidate at full fidelity (default 2000)");
+    options[n++].aliases = old_plan_budget;
+    options[n++] = cli_int("sh-rounds", "N", &c->sh_rounds, 1, 8,
+                           "successive-halving rounds of casco (default 3)");
+    options[n++] = cli_int("map-budget", "N", &c->map_budget, 1, INT64_C(1) << 40,
+                           "mappings per distinct tile problem (default 128)");
+    options[n++] = cli_string("objectives", "LIST", &c->objectives,
+                              "up to 4 of latency, energy, area, edp, perf_per_tdp\n"
+                              "(default latency,energy,area)");
+    options[n] = cli_enum("scalar", &c->scalar, objective_names,
+                          "single objective of bo, lcs, ga (default edp on edge,\n"
+                          "perf_per_tdp on datacenter)");
+    options[n++].given = &c->scalar_set;
+    options[n++] = cli_enum("aggregate", &c->aggregate, aggregate_names,
+                            "over several models (default geomean)");
+    options[n++] = cli_threads_option(&c->threads);
+    options[n++] = cli_seed_option(&c->seed);
+    options[n] =
+        cli_string("db", "FILE", &c->run.db_path, "the run store (default " CLI_DEFAULT_DB ")");
+    options[n++].given = &c->db_set;
+    options[n++] = cli_flag("no-db", &c->no_db, "keep nothing on disk");
+    options[n++] = cli_flag("resume", &c->run.resume,
+                            "continue the unfinished run of this configuration in --db");
+    n += cli_add_model_options(options + n, &c->load, false);
+    options[n++] = cli_json_option(&c->json);
+    return (cli_command){
+        .name = "search",
+        .synopsis = "search [options]",
+        .about = "Search the hardware of a design space jointly with the fusion and mapping "
+                 "of\nevery layer, and report the Pareto-optimal designs.  With no options: "
+                 "CASCO on\nthe edge space for " DEFAULT_MODEL ", about a minute on two cores.\n",
+        .epilog = "Ctrl-C stops after the candidates in flight, keeps everything found and\n"
+                  "exits with status 130.\n",
+        .options = options,
+        .n_options = n,
+    };
 }
 
-/* Parse "latency,energy,area" into o; false on an unknown name or too many. */
-static bool parse_objectives(const char *list, se_run_options *o)
+/* Parse "latency,energy,area" into o: known names, each once, at most
+ * SE_MAX_OBJECTIVES; CLI_PARSED or an exit status. */
+static int parse_objectives(const cli_command *cmd, const char *list, se_run_options *o)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     o->n_objectives = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        if (o->n_objectives == SE_MAX_OBJECTIVES ||
-            !se_objective_parse(tok, &o->objectives[o->n_objectives]))
-            return false;
-        o->n_objectives++;
+        se_objective obj;
+        if (!se_objective_parse(tok, &obj))
+            return cli_usage_error(cmd,
+                                   "--objectives wants up to %d of latency, energy, area, edp, "
+                                   "perf_per_tdp, got '%s'",
+                                   SE_MAX_OBJECTIVES, list);
+        for (int k = 0; k < o->n_objectives; k++)
+            if (o->objectives[k] == obj)
+                return cli_usage_error(cmd, "--objectives names '%s' twice in '%s'", tok, list);
+        if (o->n_objectives == SE_MAX_OBJECTIVES)
+            return cli_usage_error(cmd, "--objectives wants at most %d objectives, got '%s'",
+                                   SE_MAX_OBJECTIVES, list);
+        o->objectives[o->n_objectives++] = obj;
     }
-    return o->n_objectives > 0;
+    if (o->n_objectives == 0)
+        return cli_usage_error(cmd, "--objectives wants at least one objective, got '%s'", list);
+    return CLI_PARSED;
 }
 
-/* Add a model to design for (or to validate on). */
-static int add_model(search_cli *c, const char *model, bool validation)
-{
-    if (c->n_workloads == MAX_MODELS)
-        return search_usage_error("too many models; the last was", model);
-    c->workload[c->n_workloads++] = (se_workload){.model = model, .validation = validation};
-    return -1;
-}
-
-/* A count option's value into *out (at least min, at most max). */
-static int count_option(const char *name, const char *v, int64_t min, int64_t max, int64_t *out)
-{
-    if (!cli_parse_count(v, min, out) || *out > max) {
-        char what[96];
-        snprintf(what, sizeof what, "%s wants an integer from %lld to %lld, got", name,
-                 (long long)min, (long long)max);
-        return search_usage_error(what, v);
-    }
-    return -1;
-}
-
-/* Options that take a value; -1 when a is one of them and v was good. */
-static int parse_valued(search_cli *c, const char *a, const char *v)
-{
-    se_run_options *o = &c->run;
-    int64_t n = 0;
-    int rc = -1;
-    if (!strcmp(a, "--model"))
-        return add_model(c, v, false);
-    if (!strcmp(a, "--validate-model"))
-        return add_model(c, v, true);
-    if (!strcmp(a, "--space")) {
-        c->space = v;
-    } else if (!strcmp(a, "--algo")) {
-        if (!se_algo_parse(v, &o->algo))
-            return search_usage_error("--algo wants casco, mobo, bo, lcs, ga or random, got", v);
-    } else if (!strcmp(a, "--objectives")) {
-        if (!parse_objectives(v, o))
-            return search_usage_error("--objectives wants up to 4 of latency, energy, area, "
-                                      "edp, perf_per_tdp, got",
-                                      v);
-    } else if (!strcmp(a, "--scalar")) {
-        if (!se_objective_parse(v, &o->scalar))
-            return search_usage_error("--scalar wants latency, energy, area, edp or "
-                                      "perf_per_tdp, got",
-                                      v);
-        c->scalar_set = true;
-    } else if (!strcmp(a, "--aggregate")) {
-        int k = cli_name_index(v, (const char *const[]){"geomean", "sum", NULL});
-        if (k < 0)
-            return search_usage_error("--aggregate wants geomean or sum, got", v);
-        o->aggregate = k == 0 ? SE_AGG_GEOMEAN : SE_AGG_SUM;
-    } else if (!strcmp(a, "--db")) {
-        o->db_path = v;
-    } else if (!strcmp(a, "--budget")) {
-        rc = count_option(a, v, 1, 1000000, &o->budget);
-    } else if (!strcmp(a, "--batch")) {
-        if ((rc = count_option(a, v, 1, 64, &n)) < 0)
-            o->batch = (int)n;
-    } else if (!strcmp(a, "--sw-budget")) {
-        rc = count_option(a, v, 8, INT64_C(1) << 40, &o->sw_budget);
-    } else if (!strcmp(a, "--sh-rounds")) {
-        if ((rc = count_option(a, v, 1, 8, &n)) < 0)
-            o->sh_rounds = (int)n;
-    } else if (!strcmp(a, "--map-budget")) {
-        rc = count_option(a, v, 1, INT64_C(1) << 40, &o->map_budget);
-    } else if (!strcmp(a, "--threads")) {
-        if ((rc = count_option(a, v, 1, 1024, &n)) < 0)
-            o->threads = (int)n;
-    } else if (!strcmp(a, "--seed")) {
-        if ((rc = count_option(a, v, 0, INT64_MAX, &n)) < 0)
-            o->seed = (uint64_t)n;
-    } else {
-        return search_usage_error("unknown option", a);
-    }
-    return rc;
-}
-
-/* Parse argv into c; -1 on success, else an exit status. */
-static int parse_search_options(int argc, char **argv, search_cli *c)
+/* Defaults of the run that the command line may change. */
+static void search_defaults(search_cli *c)
 {
     se_run_options_default(&c->run);
-    c->run.threads = omp_get_num_procs();
     c->run.db_path = CLI_DEFAULT_DB;
     c->space = "edge";
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(search_usage, stdout);
-            return CLI_EXIT_OK;
-        }
-        bool *flag = !strcmp(a, "--json")     ? &c->json
-                     : !strcmp(a, "--resume") ? &c->run.resume
-                     : !strcmp(a, "--no-db")  ? &c->no_db
-                                              : NULL;
-        if (flag) {
-            *flag = true;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return search_usage_error(a[0] == '-' ? "option needs a value:" : "unexpected argument",
-                                      a);
-        int rc = parse_valued(c, a, argv[++i]);
-        if (rc >= 0)
-            return rc;
-    }
+    c->hw_budget = c->run.budget;
+    c->batch = c->run.batch;
+    c->plan_budget = c->run.sw_budget;
+    c->sh_rounds = c->run.sh_rounds;
+    c->map_budget = c->run.map_budget;
+    c->threads = cli_default_threads();
+    c->seed = (int64_t)c->run.seed;
+}
+
+/* Parse argv into c; CLI_PARSED, or an exit status. */
+static int parse_search_options(cli_command *cmd, int argc, char **argv, search_cli *c)
+{
+    int rc = cli_parse(cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (c->objectives && (rc = parse_objectives(cmd, c->objectives, &c->run)) != CLI_PARSED)
+        return rc;
     if (c->no_db && c->run.resume)
-        return search_usage_error("--resume needs the store; drop", "--no-db");
+        return cli_usage_error(cmd, "--resume needs the store; drop '--no-db'");
+    if (c->no_db && c->db_set)
+        return cli_usage_error(cmd, "--no-db and --db '%s' conflict: give one of them",
+                               c->run.db_path);
+    se_run_options *o = &c->run;
+    se_algo_parse(algo_names[c->algo], &o->algo);
+    if (c->scalar_set)
+        se_objective_parse(objective_names[c->scalar], &o->scalar);
+    o->aggregate = c->aggregate == 0 ? SE_AGG_GEOMEAN : SE_AGG_SUM;
+    o->budget = c->hw_budget;
+    o->batch = (int)c->batch;
+    o->sw_budget = c->plan_budget;
+    o->sh_rounds = (int)c->sh_rounds;
+    o->map_budget = c->map_budget;
+    o->threads = (int)c->threads;
+    o->seed = (uint64_t)c->seed;
     if (c->no_db)
-        c->run.db_path = NULL;
+        o->db_path = NULL;
     bool any_training = false;
-    for (int i = 0; i < c->n_workloads; i++)
-        any_training |= !c->workload[i].validation;
-    if (!any_training && add_model(c, DEFAULT_MODEL, false) >= 0)
-        return CLI_EXIT_USAGE;
-    return -1;
+    for (int i = 0; i < c->n_models; i++)
+        any_training |= c->model_tags[i] == 0;
+    if (!any_training && c->n_models == MAX_MODELS)
+        return cli_usage_error(cmd, "too many models: at most %d", MAX_MODELS - 1);
+    if (!any_training) {
+        c->models[c->n_models] = DEFAULT_MODEL;
+        c->model_tags[c->n_models++] = 0;
+    }
+    for (int i = 0; i < c->n_models; i++)
+        c->workload[i] = (se_workload){.model = c->models[i],
+                                       .validation = c->model_tags[i] == 1,
+                                       .allow_unknown_ops = c->load.allow_unknown_ops};
+    return CLI_PARSED;
 }
 
 /* ------------------------------------------------------------ progress */
@@ -442,16 +442,17 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
 int cli_search(int argc, char **argv)
 {
     search_cli c = {0};
-    int rc = parse_search_options(argc, argv, &c);
-    if (rc >= 0)
+    search_defaults(&c);
+    cli_option options[SEARCH_MAX_OPTIONS];
+    cli_command cmd = search_command(options, &c);
+    int rc = parse_search_options(&cmd, argc, argv, &c);
+    if (rc != CLI_PARSED)
         return rc;
     as_status st;
     as_status_clear(&st);
     se_space space;
-    if (se_space_load(c.space, &space, &st) != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
-        return cli_exit_for(st.code);
-    }
+    if (se_space_load(c.space, &space, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
     if (!c.scalar_set && space.template_kind == SE_TEMPLATE_DATAPATH)
         c.run.scalar = SE_OBJ_TDP_SECONDS;
     volatile int stop = 0;
@@ -461,14 +462,16 @@ int cli_search(int argc, char **argv)
     c.run.progress_user = &progress;
     cli_catch_interrupt(&stop);
     se_result result;
-    as_code code = se_run(&space, c.workload, c.n_workloads, &c.run, &result, &st);
+    as_code code = se_run(&space, c.workload, c.n_models, &c.run, &result, &st);
     if (progress.enabled)
         fputs("\r\033[K", stderr);
     if (code != AS_OK) {
-        fprintf(stderr, "accelsearch: %s\n", st.message);
         se_result_free(&result);
-        return cli_exit_for(code);
+        return cli_fail(&cmd, &st);
     }
+    for (int k = 0; result.chosen_results && k < result.n_workloads; k++)
+        if (result.chosen_results[k].graph) /* the models' warnings, as map and fuse tell them */
+            cli_print_warnings(result.chosen_results[k].graph);
     if (result.interrupted)
         fprintf(stderr, "accelsearch: interrupted: %lld candidate rounds kept%s\n",
                 (long long)(result.evaluations_computed + result.evaluations_loaded),
@@ -477,6 +480,7 @@ int cli_search(int argc, char **argv)
         print_json(&space, &c, &result);
     else
         print_text(&space, &c, &result);
+    rc = result.interrupted ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
     se_result_free(&result);
-    return CLI_EXIT_OK;
+    return rc;
 }

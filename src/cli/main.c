@@ -30,7 +30,9 @@ static const char usage_text[] =
     "  map --arch A --model M            map every layer of a model on an architecture\n"
     "  fuse --arch A --model M           fuse layers (ga, dp, ilp) against layer by layer\n"
     "\n"
-    "run 'accelsearch <command> --help' for the options of a command.\n";
+    "  help COMMAND                      the options of a command\n"
+    "\n"
+    "run 'accelsearch help <command>' (or <command> --help) for the options of a command.\n";
 
 /* A file that cannot be read or written is the user's input too (a wrong
  * path); only exhausted memory and broken invariants are our failures. */
@@ -55,14 +57,51 @@ int cli_name_index(const char *s, const char *const *names)
     return -1;
 }
 
-bool cli_parse_count(const char *s, int64_t min, int64_t *out)
+/* The subcommands by their word. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"search", cli_search}, {"runs", cli_runs}, {"zoo", cli_zoo}, {"model", cli_model},
+    {"arch", cli_arch},     {"eval", cli_eval}, {"map", cli_map}, {"fuse", cli_fuse},
+};
+enum { N_COMMANDS = (int)(sizeof commands / sizeof commands[0]) };
+
+/* The command named `word`, or -1. */
+static int command_index(const char *word)
 {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min)
-        return false;
-    *out = v;
-    return true;
+    for (int k = 0; k < N_COMMANDS; k++)
+        if (strcmp(word, commands[k].name) == 0)
+            return k;
+    return -1;
+}
+
+/* "unknown command 'x'", with the nearest command when there is one. */
+static int unknown_command(const char *word)
+{
+    const char *names[N_COMMANDS + 1];
+    for (int k = 0; k < N_COMMANDS; k++)
+        names[k] = commands[k].name;
+    names[N_COMMANDS] = NULL;
+    const char *near = cli_nearest_name(word, names);
+    fprintf(stderr,
+            "accelsearch: unknown command '%s'%s%s%s\nrun 'accelsearch help' for the commands\n",
+            word, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+    return CLI_EXIT_USAGE;
+}
+
+/* `accelsearch help [COMMAND]`: the program's help, or the command's. */
+static int help(int argc, char **argv)
+{
+    if (argc == 0) {
+        fputs(usage_text, stdout);
+        return CLI_EXIT_OK;
+    }
+    int k = command_index(argv[0]);
+    if (k < 0)
+        return unknown_command(argv[0]);
+    char *help_arg[] = {"--help", NULL};
+    return commands[k].run(1, help_arg);
 }
 
 int main(int argc, char **argv)
@@ -73,30 +112,14 @@ int main(int argc, char **argv)
     }
     const char *command = argv[1];
     if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
-        strcmp(command, "help") == 0) {
-        fputs(usage_text, stdout);
-        return CLI_EXIT_OK;
-    }
+        strcmp(command, "help") == 0)
+        return help(argc - 2, argv + 2);
     if (strcmp(command, "--version") == 0) {
         printf("accelsearch %s\n", AS_VERSION);
         return CLI_EXIT_OK;
     }
-    if (strcmp(command, "zoo") == 0)
-        return cli_zoo(argc - 2, argv + 2);
-    if (strcmp(command, "model") == 0)
-        return cli_model(argc - 2, argv + 2);
-    if (strcmp(command, "arch") == 0)
-        return cli_arch(argc - 2, argv + 2);
-    if (strcmp(command, "eval") == 0)
-        return cli_eval(argc - 2, argv + 2);
-    if (strcmp(command, "map") == 0)
-        return cli_map(argc - 2, argv + 2);
-    if (strcmp(command, "fuse") == 0)
-        return cli_fuse(argc - 2, argv + 2);
-    if (strcmp(command, "search") == 0)
-        return cli_search(argc - 2, argv + 2);
-    if (strcmp(command, "runs") == 0)
-        return cli_runs(argc - 2, argv + 2);
-    fprintf(stderr, "accelsearch: unknown command '%s'\n\n%s", command, usage_text);
-    return CLI_EXIT_USAGE;
+    int k = command_index(command);
+    if (k < 0)
+        return unknown_command(command);
+    return commands[k].run(argc - 2, argv + 2);
 }

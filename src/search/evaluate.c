@@ -70,7 +70,7 @@ void se_models_free(se_models *m)
  * the space's precision, elementwise ops marked fusable. */
 as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out, as_status *st)
 {
-    wl_onnx_options onnx = {.batch = batch};
+    wl_onnx_options onnx = {.allow_unknown_ops = m->workload[i].allow_unknown_ops, .batch = batch};
     wl_graph *g = NULL;
     as_code code = wl_model_load(m->workload[i].model, &onnx, &g, st);
     if (code == AS_OK && batch != 1)

@@ -302,7 +302,8 @@ double se_engine_update_limit(const se_engine *e);
  * the space's precision, fusable ops marked. */
 typedef struct se_workload {
     const char *model;
-    bool validation; /* evaluated on the chosen design only */
+    bool validation;        /* evaluated on the chosen design only */
+    bool allow_unknown_ops; /* accept op types outside the op list (costed as zero) */
 } se_workload;
 
 /* How several training workloads make one candidate's metrics. */
