@@ -38,6 +38,7 @@
  * (Timeloop would model a one-word buffer).
  */
 #include "mapping.h"
+#include "network_private.h"
 #include "timeloop_private.h"
 
 #include <math.h>
@@ -66,6 +67,8 @@ typedef struct reader {
     int n_coefficients;
     const char *coefficient_name[MAX_COEFFICIENTS];
     int64_t coefficient_value[MAX_COEFFICIENTS];
+    /* The layer context's DRAM interface, set once the tables are read. */
+    double dram_bandwidth_GBps, dram_pJ_per_bit;
 } reader;
 
 /* --------------------------------------------------------------- helpers */
@@ -583,7 +586,9 @@ static int find_level(const arch_spec *arch, const char *name)
 
 /* ------------------------------------------------------------- problem */
 
-static const char *const dataspace_names[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
+static const char *const dataspace_names_list[WL_NDATASPACES + 1] = {"Weights", "Inputs", "Outputs",
+                                                                     NULL};
+static const char *const *const dataspace_names = dataspace_names_list;
 
 /* The data space called name, or -1. */
 static int find_dataspace(const char *name)
@@ -870,7 +875,7 @@ static as_code read_problem(reader *r, const as_yaml_node *problem)
     static const char *const keys[] = {"version", "shape", "instance", NULL};
     static const char *const shape_keys[] = {"name", "dimensions", "data_spaces", "coefficients",
                                              NULL};
-    const as_yaml_node *shape, *dims, *dataspaces, *instance;
+    const as_yaml_node *shape = NULL, *dims = NULL, *dataspaces = NULL, *instance = NULL;
     const char *name = "";
     wl_problem *p = &r->out->problem;
     as_code rc = check_map(r, problem, "problem", keys);
@@ -1610,7 +1615,7 @@ static as_code read_mapspace(const reader *r, const as_yaml_node *mapspace)
 /* clang-format off */
 static const char *const model_keys[] = {
     "architecture", "problem", "mapping", "architecture_constraints", "compound_components",
-    "globals", "dumped_by_timeloop_front_end", NULL};
+    "globals", "dumped_by_timeloop_front_end", "accelsearch", NULL};
 static const char *const mapper_keys[] = {
     "architecture", "problem", "architecture_constraints", "mapper", "mapspace",
     "compound_components", "globals", "dumped_by_timeloop_front_end", NULL};
@@ -1639,6 +1644,39 @@ static as_code read_mapper_sections(reader *r, const as_yaml_node *root,
     return rc;
 }
 
+/* The `accelsearch` section of a model input written for a network layer
+ * (timeloop_save.c): the tensors' precisions over the word sizes
+ * set_dataspace_bits gave, the DRAM bytes outside the loop nest and the
+ * DRAM interface (applied after the tables, which would set it too). */
+static as_code read_layer_context(reader *r, const as_yaml_node *root)
+{
+    static const char *const keys[] = {"tensor_bits", "outside_dram_bytes", "dram_bandwidth_GBps",
+                                       "dram_pJ_per_bit", NULL};
+    const as_yaml_node *section, *bits;
+    as_code rc = maybe(r, root, "accelsearch", AS_YAML_MAPPING, &section);
+    if (rc != AS_OK || !section)
+        return rc;
+    rc = check_map(r, section, "accelsearch", keys);
+    if (rc == AS_OK)
+        rc = need(r, section, "tensor_bits", AS_YAML_MAPPING, &bits);
+    if (rc == AS_OK)
+        rc = check_map(r, bits, "tensor_bits", dataspace_names_list);
+    for (int d = 0; rc == AS_OK && d < WL_NDATASPACES; d++) {
+        int64_t value = 0;
+        rc = read_int(r, bits, dataspace_names[d], true, 1, &value);
+        r->out->problem.ds[d].bits = (int)value;
+    }
+    if (rc == AS_OK)
+        rc = read_int(r, section, "outside_dram_bytes", true, 0, &r->out->outside_dram_bytes);
+    if (rc == AS_OK)
+        rc =
+            read_real(r, section, "dram_bandwidth_GBps", true, 0.0, false, &r->dram_bandwidth_GBps);
+    if (rc == AS_OK)
+        rc = read_real(r, section, "dram_pJ_per_bit", true, 0.0, false, &r->dram_pJ_per_bit);
+    r->out->is_layer = rc == AS_OK;
+    return rc;
+}
+
 /* A model input (options NULL: architecture, problem, mapping) or a mapper
  * input (architecture, problem, constraints, settings into *options); the
  * problem is read after the architecture and before what refers to both. */
@@ -1663,6 +1701,8 @@ static as_code read_input(reader *r, const as_yaml_node *root, map_search_option
         rc = options ? read_mapper_sections(r, root, options) : read_mapping(r, mapping);
     if (rc == AS_OK)
         set_dataspace_bits(r->out);
+    if (rc == AS_OK && !options)
+        rc = read_layer_context(r, root);
     return rc;
 }
 
@@ -1720,6 +1760,10 @@ static as_code load_input(const char *path, const char *ert_path, const char *ar
         set_dram_energy(&out->arch);
     if (rc == AS_OK && (!ert_path || !art_path))
         fill_from_tables(&out->arch, !ert_path, !art_path);
+    if (out->is_layer) {
+        out->arch.dram.bandwidth_GBps = r.dram_bandwidth_GBps;
+        out->arch.dram.energy_pJ_per_bit = r.dram_pJ_per_bit;
+    }
     return rc;
 }
 
@@ -1734,4 +1778,20 @@ as_code map_timeloop_load_mapper(const char *mapper_input_path, const char *ert_
 {
     memset(&out->options, 0, sizeof out->options);
     return load_input(mapper_input_path, ert_path, art_path, &out->model, &out->options, st);
+}
+
+bool map_timeloop_evaluate(const map_timeloop_case *c, map_eval *e, map_layer_result *layer)
+{
+    map_evaluate(&c->arch, &c->problem, &c->mapping, e);
+    if (!c->is_layer || e->validity != MAP_VALID)
+        return false;
+    memset(layer, 0, sizeof *layer);
+    layer->op = -1;
+    layer->mapped = true;
+    layer->macs = layer->padded_macs = e->macs;
+    layer->mapping = c->mapping;
+    layer->problem = c->problem;
+    map_cost_mapped_layer(&c->arch, e, &c->problem, c->outside_dram_bytes, layer);
+    map_finish_layer(&c->arch, layer);
+    return true;
 }
