@@ -198,11 +198,16 @@ static as_code read_instances(const reader *r, const as_yaml_node *map, int64_t 
 /* Data-space names in the format, indexed by wl_dataspace_id. */
 static const char *const DATASPACE_NAMES[] = {"weights", "inputs", "outputs", NULL};
 
-/* A list of data spaces under key, e.g. [weights, outputs], into listed
- * (indexed by wl_dataspace_id); each at most once. */
-static as_code read_dataspaces(const reader *r, const as_yaml_node *list, const char *key,
-                               bool listed[WL_NDATASPACES])
+/* The list of data spaces under key in map, e.g. [weights, outputs], into
+ * listed (indexed by wl_dataspace_id); each at most once.  *given says
+ * whether map has the key (listed is untouched when not). */
+static as_code read_dataspaces(const reader *r, const as_yaml_node *map, const char *key,
+                               bool listed[WL_NDATASPACES], bool *given)
 {
+    const as_yaml_node *list = as_yaml_get(map, key);
+    *given = list != NULL;
+    if (!list)
+        return AS_OK;
     if (list->kind != AS_YAML_SEQUENCE)
         return as_yaml_fail(r, list, key,
                             "expected a list of data spaces, e.g. [weights, outputs]");
@@ -225,12 +230,11 @@ static as_code read_dataspaces(const reader *r, const as_yaml_node *list, const 
  * to say so).  Absent: the level may keep any. */
 static as_code read_keep(const reader *r, const as_yaml_node *map, arch_level *lv)
 {
-    const as_yaml_node *keep = as_yaml_get(map, "keep");
-    bool kept[WL_NDATASPACES];
-    if (!keep)
-        return AS_OK;
-    if (read_dataspaces(r, keep, "keep", kept))
+    bool kept[WL_NDATASPACES], given;
+    if (read_dataspaces(r, map, "keep", kept, &given))
         return r->st->code;
+    if (!given)
+        return AS_OK;
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         lv->constraints.keep[ds] = kept[ds] ? ARCH_KEEP_FREE : ARCH_KEEP_NEVER;
     return AS_OK;
@@ -510,11 +514,11 @@ static as_code read_dim_order(const reader *r, const as_yaml_node *map, const ch
 static as_code read_keep_always(const reader *r, const as_yaml_node *map, arch_level *lv)
 {
     const as_yaml_node *keep = as_yaml_get(map, "keep");
-    bool always[WL_NDATASPACES];
-    if (!keep)
-        return AS_OK;
-    if (read_dataspaces(r, keep, "keep", always))
+    bool always[WL_NDATASPACES], given;
+    if (read_dataspaces(r, map, "keep", always, &given))
         return r->st->code;
+    if (!given)
+        return AS_OK;
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         if (!always[ds])
             continue;

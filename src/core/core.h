@@ -223,6 +223,10 @@ as_code as_yaml_expect(const as_yaml_reader *r, const as_yaml_node *node, const 
  * *out = NULL, an error when required. */
 as_code as_yaml_find(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
                      bool required, as_yaml_kind kind, const as_yaml_node **out);
+/* The optional mapping under key in map into *out: NULL when the key is
+ * absent or its value is null ("~", empty), else a mapping. */
+as_code as_yaml_find_section(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                             const as_yaml_node **out);
 /* Fail unless map is a mapping whose keys are all in the NULL-terminated
  * list allowed (as_yaml_check_keys; what names the mapping, NULL: the
  * reader's path or "the document"). */

@@ -625,6 +625,17 @@ as_code as_yaml_find(const as_yaml_reader *r, const as_yaml_node *map, const cha
     return as_yaml_expect(r, *out, key, kind);
 }
 
+as_code as_yaml_find_section(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                             const as_yaml_node **out)
+{
+    *out = as_yaml_get(map, key);
+    if (!*out || as_yaml_is_null(*out)) {
+        *out = NULL;
+        return AS_OK;
+    }
+    return as_yaml_expect(r, *out, key, AS_YAML_MAPPING);
+}
+
 as_code as_yaml_keys(const as_yaml_reader *r, const as_yaml_node *map, const char *what,
                      const char *const *allowed)
 {

@@ -92,6 +92,19 @@ static as_code read_text(const reader *r, const as_yaml_node *map, const char *k
     return as_yaml_read_text(&r->at, map, key, !*text, text);
 }
 
+/* Read the text under key of map (*text holds the default when absent)
+ * and fail unless it is the one value supported: "<what> 'x' is not
+ * supported (expected <supported>)". */
+static as_code read_supported(const reader *r, const as_yaml_node *map, const char *key,
+                              const char *what, const char *supported, const char **text)
+{
+    as_code rc = read_text(r, map, key, text);
+    if (rc == AS_OK && strcmp(*text, supported) != 0)
+        rc = fail_at(r, as_yaml_get(map, key), "%s '%s' is not supported (expected %s)", what,
+                     *text, supported);
+    return rc;
+}
+
 /* Copy text into a fixed-size name field, failing when it does not fit. */
 static as_code copy_name(const reader *r, const as_yaml_node *node, char *dst, size_t dst_bytes,
                          const char *text, size_t length)
@@ -464,10 +477,7 @@ static as_code read_architecture(reader *r, const as_yaml_node *architecture)
     arch->native_batch = 1;
     as_code rc = as_yaml_keys(&r->at, architecture, "architecture", keys);
     if (rc == AS_OK)
-        rc = read_text(r, architecture, "version", &version);
-    if (rc == AS_OK && strcmp(version, "0.4") != 0)
-        rc = fail_at(r, as_yaml_get(architecture, "version"),
-                     "architecture version '%s' is not supported (expected 0.4)", version);
+        rc = read_supported(r, architecture, "version", "architecture version", "0.4", &version);
     if (rc == AS_OK)
         rc = as_yaml_find(&r->at, architecture, "subtree", true, AS_YAML_SEQUENCE, &subtree);
     if (rc == AS_OK && subtree->n != 1)
@@ -1517,12 +1527,9 @@ static as_code read_mapspace(const reader *r, const as_yaml_node *mapspace)
     static const char *const keys[] = {"version", "template", NULL};
     const char *template_name = "uber";
     as_code rc = as_yaml_keys(&r->at, mapspace, "mapspace", keys);
-    if (rc == AS_OK)
-        rc = read_text(r, mapspace, "template", &template_name);
-    if (rc == AS_OK && strcmp(template_name, "uber") != 0)
-        rc = fail_at(r, as_yaml_get(mapspace, "template"),
-                     "mapspace: template '%s' is not supported (expected uber)", template_name);
-    return rc;
+    return rc == AS_OK ? read_supported(r, mapspace, "template", "mapspace: template", "uber",
+                                        &template_name)
+                       : rc;
 }
 
 /* ---------------------------------------------------- model and mapper input */

@@ -256,13 +256,11 @@ static as_code read_template_value(const as_yaml_reader *r, const se_template_pa
 static as_code read_fixed(const reader *r, const as_yaml_node *root, se_space *s,
                           const bool listed[SE_MAX_PARAMS])
 {
-    const as_yaml_node *map = as_yaml_get(root, "fixed");
+    const as_yaml_node *map;
     as_yaml_reader at = as_yaml_enter(&r->at, "fixed");
     char why[WHY_BYTES];
-    as_code rc;
-    if (!map || as_yaml_is_null(map))
-        return AS_OK;
-    if ((rc = as_yaml_expect(&r->at, map, "fixed", AS_YAML_MAPPING)) != AS_OK)
+    as_code rc = as_yaml_find_section(&r->at, root, "fixed", &map);
+    if (rc != AS_OK || !map)
         return rc;
     for (int i = 0; i < map->n; i++) {
         const as_yaml_node *node = map->items[i];
@@ -306,13 +304,12 @@ static as_code read_constraints(const reader *r, const as_yaml_node *root, se_sp
 {
     static const char *const KEYS[] = {"max_area_mm2", "max_power_W", "max_pes", "max_onchip_bytes",
                                        NULL};
-    const as_yaml_node *map = as_yaml_get(root, "constraints");
+    const as_yaml_node *map;
     as_yaml_reader at = as_yaml_enter(&r->at, "constraints");
-    as_code rc;
-    if (!map || as_yaml_is_null(map))
-        return AS_OK;
-    if ((rc = as_yaml_expect(&r->at, map, "constraints", AS_YAML_MAPPING)) != AS_OK ||
-        (rc = as_yaml_keys(&at, map, NULL, KEYS)) != AS_OK)
+    as_code rc = as_yaml_find_section(&r->at, root, "constraints", &map);
+    if (rc == AS_OK && map)
+        rc = as_yaml_keys(&at, map, NULL, KEYS);
+    if (rc != AS_OK || !map)
         return rc;
     for (int i = 0; i < N_LIMIT_KEYS; i++) {
         const struct limit_key *lk = &LIMIT_KEYS[i];
@@ -392,16 +389,14 @@ static int64_t default_index(const se_template_param *tp, const se_param *p)
  * s->baseline; parameters it leaves out take default_index. */
 static as_code read_baseline(const reader *r, const as_yaml_node *root, se_space *s)
 {
-    const as_yaml_node *map = as_yaml_get(root, "baseline");
+    const as_yaml_node *map;
     as_yaml_reader at = as_yaml_enter(&r->at, "baseline");
-    as_code rc;
     for (int i = 0; i < s->n_params; i++) {
         int k = se_template_param_find(r->t, s->param[i].name);
         s->baseline[i] = default_index(&r->t->param[k], &s->param[i]);
     }
-    if (!map || as_yaml_is_null(map))
-        return AS_OK;
-    if ((rc = as_yaml_expect(&r->at, map, "baseline", AS_YAML_MAPPING)) != AS_OK)
+    as_code rc = as_yaml_find_section(&r->at, root, "baseline", &map);
+    if (rc != AS_OK || !map)
         return rc;
     for (int j = 0; j < map->n; j++) {
         const char *key = map->keys[j];
