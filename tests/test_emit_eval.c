@@ -190,6 +190,74 @@ static void plain_input_is_no_layer(void **state)
     assert_int_equal(e.validity, MAP_VALID);
 }
 
+/* The text of the file at path (malloc'd). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The layer context is read strictly: a bad value or key fails with the
+ * file, line and key. */
+static void bad_layer_context(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *old, *new, *expect;
+    } cases[] = {
+        {"Weights: 32", "Weights: 0", "Weights: expected an integer from 1 to"},
+        {"outside_dram_bytes:", "outside_bytes:", "unknown key 'outside_bytes' in accelsearch"},
+        {"dram_pJ_per_bit: 8", "dram_pJ_per_bit: -8", "dram_pJ_per_bit: expected a number >= 0"},
+        {"tensor_bits: {", "tensor_bits: {Psums: 8, ", "unknown key 'Psums' in tensor_bits"},
+    };
+    wl_graph *g = build("alexnet");
+    arch_spec *a = malloc(sizeof *a);
+    map_timeloop_case *c = malloc(sizeof *c);
+    assert_non_null(a);
+    assert_non_null(c);
+    as_status st = {0};
+    assert_int_equal(arch_load("eyeriss", a, &st), AS_OK);
+    map_network_result r;
+    map_network(g, a, &r);
+    char path[512];
+    snprintf(path, sizeof path, "%s/emit_eval_bad_%d.yaml", AS_TEST_TMP_DIR, (int)getpid());
+    int32_t first = 0;
+    while (r.layers[first].problem_class < 0)
+        first++;
+    assert_int_equal(map_timeloop_layer_case(g, a, &r, first, c, &st), AS_OK);
+    assert_int_equal(map_timeloop_save(c, path, &st), AS_OK);
+    char *text = slurp(path);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *at = strstr(text, cases[i].old);
+        assert_non_null(at);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fprintf(f, "%.*s%s%s", (int)(at - text), text, cases[i].new, at + strlen(cases[i].old));
+        fclose(f);
+        as_status_clear(&st);
+        assert_int_equal(map_timeloop_load(path, NULL, NULL, c, &st), AS_EINVAL);
+        if (strncmp(st.message, path, strlen(path)) != 0 || !strstr(st.message, cases[i].expect))
+            fail_msg("message '%s' lacks '%s'", st.message, cases[i].expect);
+    }
+    as_status_clear(&st);
+    assert_int_equal(map_timeloop_layer_case(g, a, &r, -1, c, &st), AS_EINVAL);
+    remove(path);
+    free(text);
+    map_network_free(&r);
+    free(c);
+    free(a);
+    wl_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +265,7 @@ int main(void)
         cmocka_unit_test(mobilenet_v2_eyeriss),  cmocka_unit_test(alexnet_vta),
         cmocka_unit_test(resnet18_vta),          cmocka_unit_test(mobilenet_v2_vta),
         cmocka_unit_test(narrowing_is_reported), cmocka_unit_test(plain_input_is_no_layer),
+        cmocka_unit_test(bad_layer_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
