@@ -281,11 +281,10 @@ static as_code read_storage_attributes(const reader *r, const as_yaml_node *attr
         rc = as_yaml_read_double(&r->at, attributes, level_reals[i].key, false, 0.0,
                                  level_reals[i].positive, INFINITY,
                                  (double *)((char *)level + level_reals[i].offset));
-    const as_yaml_node *reduction = as_yaml_get(attributes, "reduction_supported");
     level->spatial_reduction = true;
-    if (rc == AS_OK && reduction)
-        rc = as_yaml_bool(r->at.doc, reduction, "reduction_supported", &level->spatial_reduction,
-                          r->at.st);
+    if (rc == AS_OK)
+        rc = as_yaml_read_bool(&r->at, attributes, "reduction_supported", false,
+                               &level->spatial_reduction);
     level->multicast = true; /* Timeloop's legacy network multicasts */
     return rc;
 }
@@ -299,7 +298,7 @@ typedef struct component {
 } component;
 
 /* The arithmetic unit: independent MACs, datawidth bits wide (Timeloop's
- * default word size, 16, when not given). */
+ * default word size, 16, when not given); read_component has named it. */
 static as_code read_compute(reader *r, const component *c)
 {
     arch_compute *mac = &r->out->arch.compute;
@@ -313,13 +312,11 @@ static as_code read_compute(reader *r, const component *c)
     if (rc == AS_OK)
         rc = read_int(r, c->attributes, "datawidth", false, 1, &bits);
     mac->mac_bits = (int)bits;
-    if (rc == AS_OK)
-        rc = read_mesh(r, c->attributes, c->instances, &mac->mesh_x, &mac->mesh_y);
-    return rc == AS_OK ? copy_name(r, c->node, mac->name, sizeof mac->name, c->name, c->name_length)
-                       : rc;
+    return rc == AS_OK ? read_mesh(r, c->attributes, c->instances, &mac->mesh_x, &mac->mesh_y) : rc;
 }
 
-/* A storage level of class cls, appended to the levels (outermost first). */
+/* A storage level of class cls, appended to the levels (outermost first);
+ * read_component has named it. */
 static as_code read_level(reader *r, const component *c, arch_class cls)
 {
     arch_spec *arch = &r->out->arch;
@@ -330,9 +327,7 @@ static as_code read_level(reader *r, const component *c, arch_class cls)
         level->constraints.keep[d] = cls == ARCH_CLASS_DUMMY
                                          ? ARCH_KEEP_NEVER
                                          : ARCH_KEEP_FREE; /* a container holds no data */
-    as_code rc = copy_name(r, c->node, level->name, sizeof level->name, c->name, c->name_length);
-    if (rc == AS_OK)
-        rc = read_storage_attributes(r, c->attributes, level);
+    as_code rc = read_storage_attributes(r, c->attributes, level);
     if (rc == AS_OK)
         rc = read_mesh(r, c->attributes, c->instances, &level->mesh_x, &level->mesh_y);
     if (rc == AS_OK && cls == ARCH_CLASS_DRAM) {
@@ -382,7 +377,7 @@ static as_code read_component(reader *r, const as_yaml_node *node, const char *p
     if (rc == AS_OK)
         rc = read_class(r, node, c.name, &cls);
     if (rc == AS_OK && enabled)
-        rc = as_yaml_bool(r->at.doc, enabled, "enabled", &is_enabled, r->at.st);
+        rc = as_yaml_read_bool(&r->at, node, "enabled", true, &is_enabled);
     if (rc == AS_OK && !is_enabled)
         rc = fail_at(r, enabled, "%s: disabled components are not supported", c.name);
     if (rc == AS_OK)
@@ -400,7 +395,14 @@ static as_code read_component(reader *r, const as_yaml_node *node, const char *p
         return fail_at(r, node, "%s: path too long", c.name);
     if (arch->technology_nm == 0)
         arch->technology_nm = technology_nm(c.attributes);
-    return cls == CLASS_COMPUTE ? read_compute(r, &c) : read_level(r, &c, (arch_class)cls);
+    char *name = cls == CLASS_COMPUTE ? arch->compute.name : arch->level[arch->n_levels].name;
+    if ((rc = copy_name(r, node, name, ARCH_NAME_BYTES, c.name, c.name_length)) != AS_OK)
+        return rc;
+    as_yaml_reader component_at = r->at;
+    r->at = as_yaml_enter(&component_at, "attributes");
+    rc = cls == CLASS_COMPUTE ? read_compute(r, &c) : read_level(r, &c, (arch_class)cls);
+    r->at = component_at;
+    return rc;
 }
 
 /* Read a tree node: its attributes (technology and clock, inherited by
@@ -436,16 +438,22 @@ static as_code read_tree_node(reader *r, const as_yaml_node *node, const char *p
     if (!arch->name[0] &&
         (rc = copy_name(r, node, arch->name, sizeof arch->name, name, strlen(name))) != AS_OK)
         return rc;
+    as_yaml_reader node_at = r->at, attributes_at = as_yaml_enter(&node_at, "attributes");
     if (attributes) {
         if (arch->technology_nm == 0)
             arch->technology_nm = technology_nm(attributes);
-        rc = as_yaml_read_double(&r->at, attributes, "global_cycle_seconds", false, 0.0, true,
-                                 INFINITY, &arch->cycle_seconds);
+        rc = as_yaml_read_double(&attributes_at, attributes, "global_cycle_seconds", false, 0.0,
+                                 true, INFINITY, &arch->cycle_seconds);
     }
-    for (int i = 0; rc == AS_OK && local && i < local->n; i++)
+    for (int i = 0; rc == AS_OK && local && i < local->n; i++) {
+        r->at = as_yaml_enter_item(&node_at, "local", i);
         rc = read_component(r, local->items[i], path);
-    if (rc == AS_OK && subtree && subtree->n == 1)
+    }
+    if (rc == AS_OK && subtree && subtree->n == 1) {
+        r->at = as_yaml_enter_item(&node_at, "subtree", 0);
         rc = read_tree_node(r, subtree->items[0], path, depth + 1);
+    }
+    r->at = node_at;
     return rc;
 }
 
@@ -482,8 +490,12 @@ static as_code read_architecture(reader *r, const as_yaml_node *architecture)
         rc = as_yaml_find(&r->at, architecture, "subtree", true, AS_YAML_SEQUENCE, &subtree);
     if (rc == AS_OK && subtree->n != 1)
         rc = fail_at(r, subtree, "subtree: expected one top-level node, got %d", subtree->n);
-    if (rc == AS_OK)
+    if (rc == AS_OK) {
+        as_yaml_reader top = r->at;
+        r->at = as_yaml_enter_item(&top, "architecture.subtree", 0);
         rc = read_tree_node(r, subtree->items[0], "", 0);
+        r->at = top;
+    }
     if (rc != AS_OK)
         return rc;
     if (arch->n_levels == 0 || !r->have_compute)
@@ -717,7 +729,7 @@ static as_code read_dataspaces(reader *r, const as_yaml_node *list)
                     return rc;
         }
         if ((rw = as_yaml_get(node, "read_write")) &&
-            (rc = as_yaml_bool(r->at.doc, rw, "read_write", &ds->read_write, r->at.st)) != AS_OK)
+            (rc = as_yaml_read_bool(&r->at, node, "read_write", true, &ds->read_write)) != AS_OK)
             return rc;
     }
     for (int d = 0; d < WL_NDATASPACES; d++)
