@@ -33,6 +33,8 @@
  *    an update costs an update, or a write when the table has none);
  *    areas from the ART per instance.  Without an ERT / ART, accelsearch's
  *    own tables (arch_apply_tables) stand in.
+ * A model input written for a network layer may carry an `accelsearch`
+ * section (timeloop_save.c), read by read_layer_context.
  * Deliberate difference: a dummy_storage container keeps nothing, whatever
  * the mapping says; a directive to keep a data space there is an error
  * (Timeloop would model a one-word buffer).

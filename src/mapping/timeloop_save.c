@@ -19,6 +19,15 @@
  * all dimensions (so that its permutation is complete), a spatial one when
  * it has fanout, and a datatype one with its keep and bypass lists.
  *
+ * A case made from a network layer (map_timeloop_layer_case) also gets an
+ * `accelsearch` section, which Timeloop ignores: the tensors' precisions
+ * per data space, the DRAM bytes the layer moves outside its loop nest (a
+ * conv's bias) and the DRAM interface (bandwidth, energy per bit, written
+ * exactly).  With it map_timeloop_evaluate charges the layer what
+ * map_network_evaluate charged, to the bit: Timeloop's format alone holds
+ * only the hardware's word widths, so fp32 tensors on 16-bit words would
+ * read back at 16 bits in DRAM and the bias would be lost.
+ *
  * Not expressible, and refused: compute that is not independent MACs
  * (systolic arrays, vectors), capacities split between data spaces (a
  * split that gives room to one data space only is written as the level's
