@@ -215,6 +215,8 @@ const char *as_yaml_key_path(const as_yaml_reader *r, const char *key,
  * ..." without a node; no "path.key: " when both are empty). */
 as_code as_yaml_fail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
                      const char *fmt, ...) AS_PRINTF(4, 5);
+as_code as_yaml_vfail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                      const char *fmt, va_list ap) AS_PRINTF(4, 0);
 /* Fail unless node (the value of key) is of kind: "key: expected a
  * mapping, got a sequence". */
 as_code as_yaml_expect(const as_yaml_reader *r, const as_yaml_node *node, const char *key,

@@ -586,11 +586,18 @@ const char *as_yaml_key_path(const as_yaml_reader *r, const char *key, char buf[
 as_code as_yaml_fail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
                      const char *fmt, ...)
 {
-    char message[AS_MSG_BYTES], where[AS_YAML_PATH_BYTES];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    as_code rc = as_yaml_vfail(r, node, key, fmt, ap);
     va_end(ap);
+    return rc;
+}
+
+as_code as_yaml_vfail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                      const char *fmt, va_list ap)
+{
+    char message[AS_MSG_BYTES], where[AS_YAML_PATH_BYTES];
+    vsnprintf(message, sizeof message, fmt, ap);
     as_yaml_key_path(r, key, where);
     const char *colon = where[0] ? ": " : "";
     if (!node)

@@ -74,8 +74,18 @@ typedef struct reader {
 
 /* --------------------------------------------------------------- helpers */
 
-/* Fail with "path:line: <message>" at node (or with just the path). */
-#define fail_at(r, node, ...) as_yaml_fail(&(r)->at, node, "", __VA_ARGS__)
+/* Fail with "file:line: key.path: <message>" at node (or without the
+ * line); the message names the key itself. */
+static as_code fail_at(const reader *r, const as_yaml_node *node, const char *fmt, ...)
+    AS_PRINTF(3, 4);
+static as_code fail_at(const reader *r, const as_yaml_node *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    as_code rc = as_yaml_vfail(&r->at, node, "", fmt, ap);
+    va_end(ap);
+    return rc;
+}
 
 /* The integer under key of map (at least min; absent: *value stays, an
  * error when required).  Every integer of these files (sizes, widths,
