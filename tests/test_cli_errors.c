@@ -90,8 +90,9 @@ static const cli_case cases[] = {
     {"model info alexnet --batch=2 --precision=int8", 0, OUT, "int8"},
     {"eval " TL_INPUT " --repeat=2 --json", 0, OUT, "\"evaluations_per_second\": "},
     {"runs list --db=" NO_DB, 2, ERR, NO_DB},
-    {"map --arch=eyeriss --model=alexnet --layer=features.0 --map-budget=20 --json", 0, OUT,
-     "\"totals\": {"},
+    {"map --arch=eyeriss --model=alexnet --layer=features.0 --map-budget=20 --precision=fp16 "
+     "--json",
+     0, OUT, "\"totals\": {"},
     {"fuse --arch=eyeriss --model=alexnet --algo=none --map-budget=20 --json", 0, OUT,
      "\"baseline\": {"},
     {"search --hw-budget=0", 2, ERR, "--hw-budget wants an integer from 1 to 1000000, got '0'"},
@@ -280,7 +281,7 @@ static void test_allow_unknown_ops(void **state)
     /* Each command: what comes before the model's path, and after it. */
     const char *commands[][2] = {
         {"model info", ""},
-        {"map --arch eyeriss --model", "--layer features.0 --map-budget 20"},
+        {"map --arch eyeriss --model", "--layer features.0 --map-budget 20 --precision fp16"},
         {"fuse --arch eyeriss --model", "--algo none --map-budget 20"},
         {"search --model", "--hw-budget 1 --batch 1 --plan-budget 8 --sh-rounds 1 --map-budget 1 "
                            "--no-db"},

@@ -311,6 +311,105 @@ static void test_check_keys(void **state)
     as_yaml_free(&doc);
 }
 
+/* The strict reader: key paths in messages, required and optional keys,
+ * ranges, kinds, names and choices. */
+static void test_strict_reader(void **state)
+{
+    (void)state;
+    const char *text = "arch:\n  levels:\n  - name: buf\n    depth: 0\n    width: 2.5\n"
+                       "    kind: flash\n    on: maybe\n  - {name: ''}\nnull_value: ~\n";
+    as_yaml_doc doc;
+    as_status st;
+    assert_int_equal(parse(text, &doc, &st), AS_OK);
+    as_yaml_reader top = as_yaml_reader_of(&doc, &st);
+    as_yaml_reader arch = as_yaml_enter(&top, "arch");
+    const as_yaml_node *levels, *missing;
+    assert_int_equal(as_yaml_find(&arch, as_yaml_get(doc.root, "arch"), "levels", true,
+                                  AS_YAML_SEQUENCE, &levels),
+                     AS_OK);
+    as_yaml_reader level = as_yaml_enter_item(&arch, "levels", 0);
+    assert_string_equal(level.path, "arch.levels[0]");
+    const as_yaml_node *map = levels->items[0];
+    int64_t depth = 7;
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_int(&level, map, "depth", true, 1, 16, &depth), AS_EINVAL);
+    assert_string_equal(
+        st.message, "t.yaml:4: arch.levels[0].depth: expected an integer from 1 to 16, got '0'");
+    assert_int_equal(depth, 7);
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_int(&level, map, "width", true, 1, 16, &depth), AS_EINVAL);
+    assert_string_equal(st.message,
+                        "t.yaml:5: arch.levels[0].width: expected an integer, got '2.5'");
+    double width = 0;
+    assert_int_equal(as_yaml_read_double(&level, map, "width", true, 0, true, INFINITY, &width),
+                     AS_OK);
+    assert_true(width == 2.5);
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_double(&level, map, "width", true, 0, false, 1, &width),
+                     AS_EINVAL);
+    assert_string_equal(st.message,
+                        "t.yaml:5: arch.levels[0].width: expected a number from 0 to 1, got '2.5'");
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_double(&level, map, "width", true, 2.5, true, INFINITY, &width),
+                     AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:5: arch.levels[0].width: expected a number > 2.5, "
+                                    "got '2.5'");
+    /* Optional keys keep the default; required ones name the mapping. */
+    assert_int_equal(as_yaml_read_int(&level, map, "banks", false, 1, 16, &depth), AS_OK);
+    assert_int_equal(depth, 7);
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_int(&level, map, "banks", true, 1, 16, &depth), AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:3: arch.levels[0]: missing key 'banks'");
+    as_status_clear(&st);
+    static const char *const required[] = {"name", "size", NULL};
+    assert_int_equal(as_yaml_require(&level, map, required), AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:3: arch.levels[0]: missing key 'size'");
+    assert_int_equal(as_yaml_find(&level, map, "size", false, AS_YAML_SCALAR, &missing), AS_OK);
+    assert_null(missing);
+    /* Kinds, booleans, choices, names. */
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_find(&arch, as_yaml_get(doc.root, "arch"), "levels", true,
+                                  AS_YAML_MAPPING, &missing),
+                     AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:3: arch.levels: expected a mapping, got a sequence");
+    bool on = false;
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_bool(&level, map, "on", true, &on), AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:7: arch.levels[0].on: expected true or false, got "
+                                    "'maybe'");
+    static const char *const kinds[] = {"dram", "sram", NULL};
+    int kind = -1;
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_choice(&level, as_yaml_get(map, "kind"), "kind", kinds, &kind),
+                     AS_EINVAL);
+    assert_string_equal(st.message,
+                        "t.yaml:6: arch.levels[0].kind: expected one of dram, sram, got 'flash'");
+    char name[4] = "xyz";
+    assert_int_equal(as_yaml_read_name(&level, map, "name", true, name, sizeof name), AS_OK);
+    assert_memory_equal(name, "buf", 4);
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_name(&level, map, "name", true, name, 3), AS_EINVAL);
+    assert_string_equal(st.message,
+                        "t.yaml:3: arch.levels[0].name: 'buf...' is longer than 2 characters");
+    as_yaml_reader second = as_yaml_enter_item(&arch, "levels", 1);
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_read_name(&second, levels->items[1], "name", true, name, 4),
+                     AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:8: arch.levels[1].name: expected a name");
+    static const char *const allowed[] = {"name", NULL};
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_keys(&level, map, NULL, allowed), AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml:4: unknown key 'depth' in arch.levels[0] (expected "
+                                    "one of: name)");
+    assert_true(as_yaml_is_null(as_yaml_get(doc.root, "null_value")));
+    assert_false(as_yaml_is_null(as_yaml_get(doc.root, "arch")));
+    /* Without a node there is no line. */
+    as_status_clear(&st);
+    assert_int_equal(as_yaml_fail(&top, NULL, "", "empty"), AS_EINVAL);
+    assert_string_equal(st.message, "t.yaml: empty");
+    as_yaml_free(&doc);
+}
+
 static void test_load_files(void **state)
 {
     (void)state;
@@ -378,11 +477,12 @@ static void test_malformed_never_crash(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree_and_lines),      cmocka_unit_test(test_empty_document),
-        cmocka_unit_test(test_anchors_and_aliases), cmocka_unit_test(test_strictness),
-        cmocka_unit_test(test_depth_limit),         cmocka_unit_test(test_syntax_errors),
-        cmocka_unit_test(test_typed_reads),         cmocka_unit_test(test_check_keys),
-        cmocka_unit_test(test_load_files),          cmocka_unit_test(test_malformed_never_crash),
+        cmocka_unit_test(test_tree_and_lines),        cmocka_unit_test(test_empty_document),
+        cmocka_unit_test(test_anchors_and_aliases),   cmocka_unit_test(test_strictness),
+        cmocka_unit_test(test_depth_limit),           cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_typed_reads),           cmocka_unit_test(test_check_keys),
+        cmocka_unit_test(test_strict_reader),         cmocka_unit_test(test_load_files),
+        cmocka_unit_test(test_malformed_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

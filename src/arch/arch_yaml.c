@@ -28,62 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KEY_BYTES = 96, LIST_BYTES = 160 };
-
-/* Where a mapping is being read: the document (for its path), the status,
- * and the key path of the mapping ("" at the top, "levels[2]") that
- * prefixes the keys named in messages. */
-typedef struct reader {
-    const as_yaml_doc *doc;
-    as_status *st;
-    char where[64];
-} reader;
-
-/* A reader for the mapping under `key` (or item `index` of the sequence
- * under key when index >= 0) of r's mapping. */
-static reader inner_reader(const reader *r, const char *key, int index)
-{
-    reader in = *r;
-    if (index >= 0)
-        snprintf(in.where, sizeof in.where, "%.20s[%d]", key, index);
-    else
-        snprintf(in.where, sizeof in.where, "%.40s%s%.20s", r->where, r->where[0] ? "." : "", key);
-    return in;
-}
-
-/* The full key path of key in r's mapping, into buf (KEY_BYTES). */
-static const char *key_path(const reader *r, const char *key, char *buf)
-{
-    snprintf(buf, KEY_BYTES, "%.63s%s%.30s", r->where, r->where[0] && key[0] ? "." : "", key);
-    return buf;
-}
-
-/* Fail with "path:line: where.key: <message>" (no key path at the top of
- * the document); line is node's, or 0 when there is no node. */
-static as_code fail_at(const reader *r, const as_yaml_node *node, const char *key, const char *fmt,
-                       ...) AS_PRINTF(4, 5);
-static as_code fail_at(const reader *r, const as_yaml_node *node, const char *key, const char *fmt,
-                       ...)
-{
-    char message[AS_MSG_BYTES], path[KEY_BYTES];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    key_path(r, key, path);
-    return as_fail(r->st, AS_EINVAL, "%s:%d: %s%s%s", r->doc->path, node ? node->line : 0, path,
-                   path[0] ? ": " : "", message);
-}
-
-/* "a, b, c" from a NULL-terminated list, into buf (LIST_BYTES). */
-static const char *join_names(const char *const *names, char *buf)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; names[i] && used < LIST_BYTES; i++)
-        used += (size_t)snprintf(buf + used, LIST_BYTES - used, "%s%s", i ? ", " : "", names[i]);
-    return buf;
-}
+/* Where a mapping is being read (core's strict reader: the document, the
+ * status and the key path that prefixes the keys named in messages). */
+typedef as_yaml_reader reader;
 
 /* ------------------------------------------------------- typed values */
 
@@ -102,11 +49,11 @@ typedef struct field {
  * (which also refuses NaN and infinities: every range is finite). */
 static as_code read_field(const reader *r, const as_yaml_node *node, const field *f, void *base)
 {
-    char key[KEY_BYTES];
+    char key[AS_YAML_PATH_BYTES];
     char *dst = (char *)base + f->offset;
     int64_t whole = 0;
     double number = 0;
-    key_path(r, f->key, key);
+    as_yaml_key_path(r, f->key, key);
     if (f->type == FIELD_BOOL)
         return as_yaml_bool(r->doc, node, key, (bool *)dst, r->st);
     if (f->type == FIELD_DOUBLE ? as_yaml_double(r->doc, node, key, &number, r->st)
@@ -115,8 +62,8 @@ static as_code read_field(const reader *r, const as_yaml_node *node, const field
     if (f->type != FIELD_DOUBLE)
         number = (double)whole;
     if (!(number >= f->min && number <= f->max))
-        return fail_at(r, node, f->key, "'%s' is out of range (%.15g to %.15g)", node->scalar,
-                       f->min, f->max);
+        return as_yaml_fail(r, node, f->key, "'%s' is out of range (%.15g to %.15g)", node->scalar,
+                            f->min, f->max);
     if (f->type == FIELD_INT)
         *(int *)dst = (int)whole;
     else if (f->type == FIELD_I64)
@@ -139,31 +86,6 @@ static as_code read_fields(const reader *r, const as_yaml_node *map, const field
     return AS_OK;
 }
 
-/* Fail unless node is a mapping (key names it for the message). */
-static as_code expect_mapping(const reader *r, const as_yaml_node *node, const char *key)
-{
-    if (node->kind == AS_YAML_MAPPING)
-        return AS_OK;
-    return fail_at(r, node, key, "expected a mapping, got a %s",
-                   node->kind == AS_YAML_SEQUENCE ? "sequence" : "scalar");
-}
-
-/* Fail unless every key of map is in the NULL-terminated list keys. */
-static as_code check_keys(const reader *r, const as_yaml_node *map, const char *const *keys)
-{
-    return as_yaml_check_keys(r->doc, map, r->where[0] ? r->where : "the architecture", keys,
-                              r->st);
-}
-
-/* Fail unless map has every key of the NULL-terminated list required. */
-static as_code require_keys(const reader *r, const as_yaml_node *map, const char *const *required)
-{
-    for (int i = 0; required[i]; i++)
-        if (!as_yaml_get(map, required[i]))
-            return fail_at(r, map, "", "missing key '%s'", required[i]);
-    return AS_OK;
-}
-
 /* A sub-mapping of map under key made only of the fields of the table
  * (bandwidth, energy, network): keys checked, values read into base. */
 static as_code read_field_map(const reader *r, const as_yaml_node *map, const char *key,
@@ -174,50 +96,15 @@ static as_code read_field_map(const reader *r, const as_yaml_node *map, const ch
     int n = 0;
     if (!sub)
         return AS_OK;
-    if (expect_mapping(r, sub, key))
+    if (as_yaml_expect(r, sub, key, AS_YAML_MAPPING))
         return r->st->code;
     for (const field *f = fields; f->key && n < 15; f++)
         keys[n++] = f->key;
     keys[n] = NULL;
-    reader in = inner_reader(r, key, -1);
-    if (check_keys(&in, sub, keys))
+    reader in = as_yaml_enter(r, key);
+    if (as_yaml_keys(&in, sub, NULL, keys))
         return r->st->code;
     return read_fields(&in, sub, fields, base);
-}
-
-/* The text of the scalar under key, copied into dst (bytes, NUL
- * included, zero-filled behind it so that equal names are equal arrays);
- * absent keys leave dst as it is. */
-static as_code read_string(const reader *r, const as_yaml_node *map, const char *key, char *dst,
-                           size_t bytes)
-{
-    const as_yaml_node *node = as_yaml_get(map, key);
-    if (!node)
-        return AS_OK;
-    if (node->kind != AS_YAML_SCALAR || !node->scalar[0])
-        return fail_at(r, node, key, "expected a name");
-    if (strlen(node->scalar) >= bytes)
-        return fail_at(r, node, key, "'%.40s...' is longer than %zu characters", node->scalar,
-                       bytes - 1);
-    memset(dst, 0, bytes); /* no bytes of a default name left behind the NUL */
-    memcpy(dst, node->scalar, strlen(node->scalar));
-    return AS_OK;
-}
-
-/* The position of node's text in the NULL-terminated list names (the enum
- * value the list is indexed by). */
-static as_code read_choice(const reader *r, const as_yaml_node *node, const char *key,
-                           const char *const *names, int *index)
-{
-    char list[LIST_BYTES];
-    if (node->kind == AS_YAML_SCALAR)
-        for (int i = 0; names[i]; i++)
-            if (strcmp(node->scalar, names[i]) == 0) {
-                *index = i;
-                return AS_OK;
-            }
-    return fail_at(r, node, key, "expected one of %s, got '%.40s'", join_names(names, list),
-                   node->kind == AS_YAML_SCALAR ? node->scalar : "(not a scalar)");
 }
 
 /* ------------------------------------------------------- sizes, meshes */
@@ -244,28 +131,28 @@ static as_code read_size_words(const reader *r, const as_yaml_node *node, const 
     int64_t count = 0, bits;
     for (size_t i = 0; i < digits; i++)
         if (!as_mul_i64(count, 10, &count) || !as_add_i64(count, text[i] - '0', &count))
-            return fail_at(r, node, key, "'%s' is too large", text);
+            return as_yaml_fail(r, node, key, "'%s' is too large", text);
     for (size_t u = 0; digits && u < sizeof SIZE_UNITS / sizeof SIZE_UNITS[0]; u++) {
         if (strcmp(unit, SIZE_UNITS[u].name) != 0)
             continue;
         if (count == 0)
-            return fail_at(r, node, key, "a capacity must be positive");
+            return as_yaml_fail(r, node, key, "a capacity must be positive");
         if (!SIZE_UNITS[u].bytes) {
             *words = count;
             return AS_OK;
         }
         if (!as_mul_i64(count, SIZE_UNITS[u].bytes * 8, &bits))
-            return fail_at(r, node, key, "'%s' is too large", text);
+            return as_yaml_fail(r, node, key, "'%s' is too large", text);
         if (bits % word_bits)
-            return fail_at(r, node, key, "'%s' is not a whole number of %d-bit words", text,
-                           word_bits);
+            return as_yaml_fail(r, node, key, "'%s' is not a whole number of %d-bit words", text,
+                                word_bits);
         *words = bits / word_bits;
         return AS_OK;
     }
-    return fail_at(r, node, key,
-                   "expected a capacity such as '2 KiB', '512 B' or '64 words', "
-                   "got '%.40s'",
-                   node->kind == AS_YAML_SCALAR ? text : "(not a scalar)");
+    return as_yaml_fail(r, node, key,
+                        "expected a capacity such as '2 KiB', '512 B' or '64 words', "
+                        "got '%.40s'",
+                        node->kind == AS_YAML_SCALAR ? text : "(not a scalar)");
 }
 
 /*
@@ -285,21 +172,21 @@ static as_code read_instances(const reader *r, const as_yaml_node *map, int64_t 
         return r->st->code;
     if (!mesh) {
         if (count && *instances > INT32_MAX)
-            return fail_at(r, count, "instances", "%lld is too many for a mesh row; give mesh",
-                           (long long)*instances);
+            return as_yaml_fail(r, count, "instances", "%lld is too many for a mesh row; give mesh",
+                                (long long)*instances);
         *mesh_x = (int)*instances;
         *mesh_y = 1;
         return AS_OK;
     }
     if (mesh->kind != AS_YAML_SEQUENCE || mesh->n != 2)
-        return fail_at(r, mesh, "mesh", "expected [x, y], two integers");
+        return as_yaml_fail(r, mesh, "mesh", "expected [x, y], two integers");
     for (int i = 0; i < 2; i++)
         if (read_field(r, mesh->items[i], &SIDE, &side[i]))
             return r->st->code;
     int64_t product = (int64_t)side[0] * side[1];
     if (count && product != *instances)
-        return fail_at(r, mesh, "mesh", "%d x %d = %lld does not match instances: %lld", side[0],
-                       side[1], (long long)product, (long long)*instances);
+        return as_yaml_fail(r, mesh, "mesh", "%d x %d = %lld does not match instances: %lld",
+                            side[0], side[1], (long long)product, (long long)*instances);
     *instances = product;
     *mesh_x = side[0];
     *mesh_y = side[1];
@@ -311,21 +198,28 @@ static as_code read_instances(const reader *r, const as_yaml_node *map, int64_t 
 /* Data-space names in the format, indexed by wl_dataspace_id. */
 static const char *const DATASPACE_NAMES[] = {"weights", "inputs", "outputs", NULL};
 
-/* A list of data spaces under key, e.g. [weights, outputs], into listed
- * (indexed by wl_dataspace_id); each at most once. */
-static as_code read_dataspaces(const reader *r, const as_yaml_node *list, const char *key,
-                               bool listed[WL_NDATASPACES])
+/* The list of data spaces under key in map, e.g. [weights, outputs], into
+ * listed (indexed by wl_dataspace_id); each at most once.  *given says
+ * whether map has the key (listed is untouched when not). */
+static as_code read_dataspaces(const reader *r, const as_yaml_node *map, const char *key,
+                               bool listed[WL_NDATASPACES], bool *given)
 {
+    const as_yaml_node *list = as_yaml_get(map, key);
+    *given = list != NULL;
+    if (!list)
+        return AS_OK;
     if (list->kind != AS_YAML_SEQUENCE)
-        return fail_at(r, list, key, "expected a list of data spaces, e.g. [weights, outputs]");
+        return as_yaml_fail(r, list, key,
+                            "expected a list of data spaces, e.g. [weights, outputs]");
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         listed[ds] = false;
     for (int i = 0; i < list->n; i++) {
         int ds;
-        if (read_choice(r, list->items[i], key, DATASPACE_NAMES, &ds))
+        if (as_yaml_choice(r, list->items[i], key, DATASPACE_NAMES, &ds))
             return r->st->code;
         if (listed[ds])
-            return fail_at(r, list->items[i], key, "'%s' is listed twice", DATASPACE_NAMES[ds]);
+            return as_yaml_fail(r, list->items[i], key, "'%s' is listed twice",
+                                DATASPACE_NAMES[ds]);
         listed[ds] = true;
     }
     return AS_OK;
@@ -336,12 +230,11 @@ static as_code read_dataspaces(const reader *r, const as_yaml_node *list, const 
  * to say so).  Absent: the level may keep any. */
 static as_code read_keep(const reader *r, const as_yaml_node *map, arch_level *lv)
 {
-    const as_yaml_node *keep = as_yaml_get(map, "keep");
-    bool kept[WL_NDATASPACES];
-    if (!keep)
-        return AS_OK;
-    if (read_dataspaces(r, keep, "keep", kept))
+    bool kept[WL_NDATASPACES], given;
+    if (read_dataspaces(r, map, "keep", kept, &given))
         return r->st->code;
+    if (!given)
+        return AS_OK;
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         lv->constraints.keep[ds] = kept[ds] ? ARCH_KEEP_FREE : ARCH_KEEP_NEVER;
     return AS_OK;
@@ -370,30 +263,29 @@ static as_code read_capacity(const reader *r, const as_yaml_node *map, arch_leve
     const as_yaml_node *size = as_yaml_get(map, "size"), *split = as_yaml_get(map, "split");
     bool storage = lv->cls == ARCH_CLASS_SRAM || lv->cls == ARCH_CLASS_REGFILE;
     if (size && split)
-        return fail_at(r, size, "size", "give size or split, not both");
+        return as_yaml_fail(r, size, "size", "give size or split, not both");
     if (!size && !split)
-        return storage ? fail_at(r, map, "", "missing key 'size' (or 'split')") : AS_OK;
+        return storage ? as_yaml_fail(r, map, "", "missing key 'size' (or 'split')") : AS_OK;
     if (size)
         return read_size_words(r, size, "size", lv->word_bits, &lv->size_words);
-    if (expect_mapping(r, split, "split"))
+    if (as_yaml_expect(r, split, "split", AS_YAML_MAPPING))
         return r->st->code;
-    reader in = inner_reader(r, "split", -1);
-    if (check_keys(&in, split, DATASPACE_NAMES))
+    reader in = as_yaml_enter(r, "split");
+    if (as_yaml_keys(&in, split, NULL, DATASPACE_NAMES))
         return r->st->code;
     lv->size_words = 0;
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         const as_yaml_node *part = as_yaml_get(split, DATASPACE_NAMES[ds]);
         if (!part) {
             if (lv->constraints.keep[ds] != ARCH_KEEP_NEVER && as_yaml_get(map, "keep"))
-                return fail_at(r, split, "split", "keeps %s but gives it no capacity",
-                               DATASPACE_NAMES[ds]);
+                return as_yaml_fail(r, split, "split", "keeps %s but gives it no capacity",
+                                    DATASPACE_NAMES[ds]);
             continue;
         }
         if (read_size_words(&in, part, DATASPACE_NAMES[ds], lv->word_bits,
                             &lv->size_words_by_ds[ds]) ||
             !as_add_i64(lv->size_words, lv->size_words_by_ds[ds], &lv->size_words))
-            return as_fail(r->st, AS_EINVAL, "%s:%d: %s: capacities too large", r->doc->path,
-                           split->line, in.where);
+            return as_yaml_fail(&in, split, "", "capacities too large");
     }
     return AS_OK;
 }
@@ -490,15 +382,15 @@ static as_code read_dram(const reader *r, const as_yaml_node *map, double cycle_
                          arch_level *lv, arch_dram *dram)
 {
     const as_yaml_node *type = as_yaml_get(map, "type");
-    if (read_string(r, map, "type", dram->type, sizeof dram->type) ||
+    if (as_yaml_read_name(r, map, "type", false, dram->type, sizeof dram->type) ||
         read_fields(r, map, DRAM_FIELDS, dram))
         return r->st->code;
     if (type && arch_dram_pJ_per_bit(dram->type) < 0)
-        return fail_at(r, type, "type", "'%s' is not in the DRAM energy table", dram->type);
+        return as_yaml_fail(r, type, "type", "'%s' is not in the DRAM energy table", dram->type);
     if (!type && !as_yaml_get(map, "energy_pJ_per_bit") && !as_yaml_get(map, "energy"))
-        return fail_at(r, map, "",
-                       "missing key 'type' (or, for a DRAM the energy table does not "
-                       "know, 'energy_pJ_per_bit' or 'energy')");
+        return as_yaml_fail(r, map, "",
+                            "missing key 'type' (or, for a DRAM the energy table does not "
+                            "know, 'energy_pJ_per_bit' or 'energy')");
     if (!as_yaml_get(as_yaml_get(map, "bandwidth"), "shared"))
         lv->shared_bandwidth =
             dram_words_per_cycle(dram->bandwidth_GBps, lv->word_bits, cycle_seconds);
@@ -559,10 +451,10 @@ static as_code read_dim(const reader *r, const as_yaml_node *node, const char *n
 {
     if (node->kind == AS_YAML_SCALAR && dim_of(name, dim))
         return AS_OK;
-    return fail_at(r, node, key,
-                   "unknown dimension '%.20s' (expected N, G, C, M, P, Q, R, S; K "
-                   "for M)",
-                   node->kind == AS_YAML_SCALAR ? name : "(not a scalar)");
+    return as_yaml_fail(r, node, key,
+                        "unknown dimension '%.20s' (expected N, G, C, M, P, Q, R, S; K "
+                        "for M)",
+                        node->kind == AS_YAML_SCALAR ? name : "(not a scalar)");
 }
 
 /* A map from dimensions to factors under key, e.g. {R: 3, S: 3}, into
@@ -573,17 +465,17 @@ static as_code read_dim_factors(const reader *r, const as_yaml_node *map, const 
     const as_yaml_node *sub = as_yaml_get(map, key);
     if (!sub)
         return AS_OK;
-    if (expect_mapping(r, sub, key))
+    if (as_yaml_expect(r, sub, key, AS_YAML_MAPPING))
         return r->st->code;
-    reader in = inner_reader(r, key, -1);
+    reader in = as_yaml_enter(r, key);
     for (int i = 0; i < sub->n; i++) {
         field f = {sub->keys[i], FIELD_I64, 0, 1, 1e12};
         int d;
         if (read_dim(&in, sub->items[i], sub->keys[i], sub->keys[i], &d))
             return r->st->code;
         if (factor[d])
-            return fail_at(&in, sub->items[i], sub->keys[i], "%s is given twice (K is M)",
-                           wl_dim_name((wl_dim)d));
+            return as_yaml_fail(&in, sub->items[i], sub->keys[i], "%s is given twice (K is M)",
+                                wl_dim_name((wl_dim)d));
         if (read_field(&in, sub->items[i], &f, &factor[d]))
             return r->st->code;
     }
@@ -600,14 +492,15 @@ static as_code read_dim_order(const reader *r, const as_yaml_node *map, const ch
     if (!list)
         return AS_OK;
     if (list->kind != AS_YAML_SEQUENCE)
-        return fail_at(r, list, key, "expected a list of dimensions, e.g. [R, S, C]");
+        return as_yaml_fail(r, list, key, "expected a list of dimensions, e.g. [R, S, C]");
     for (int i = 0; i < list->n; i++) {
         const as_yaml_node *item = list->items[i];
         int d;
         if (read_dim(r, item, item->scalar, key, &d))
             return r->st->code;
         if (seen[d])
-            return fail_at(r, item, key, "%s is listed twice (K is M)", wl_dim_name((wl_dim)d));
+            return as_yaml_fail(r, item, key, "%s is listed twice (K is M)",
+                                wl_dim_name((wl_dim)d));
         seen[d] = true;
         order[(*n)++] = (uint8_t)d;
     }
@@ -621,20 +514,20 @@ static as_code read_dim_order(const reader *r, const as_yaml_node *map, const ch
 static as_code read_keep_always(const reader *r, const as_yaml_node *map, arch_level *lv)
 {
     const as_yaml_node *keep = as_yaml_get(map, "keep");
-    bool always[WL_NDATASPACES];
-    if (!keep)
-        return AS_OK;
-    if (read_dataspaces(r, keep, "keep", always))
+    bool always[WL_NDATASPACES], given;
+    if (read_dataspaces(r, map, "keep", always, &given))
         return r->st->code;
+    if (!given)
+        return AS_OK;
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         if (!always[ds])
             continue;
         if (lv->constraints.keep[ds] == ARCH_KEEP_NEVER ||
             (is_split(lv) && !lv->size_words_by_ds[ds]))
-            return fail_at(r, keep, "keep", "%s cannot be kept at this level (%s)",
-                           DATASPACE_NAMES[ds],
-                           lv->cls == ARCH_CLASS_DUMMY ? "a dummy keeps nothing"
-                                                       : "see the level's keep and split");
+            return as_yaml_fail(r, keep, "keep", "%s cannot be kept at this level (%s)",
+                                DATASPACE_NAMES[ds],
+                                lv->cls == ARCH_CLASS_DUMMY ? "a dummy keeps nothing"
+                                                            : "see the level's keep and split");
         lv->constraints.keep[ds] = ARCH_KEEP_ALWAYS;
     }
     return AS_OK;
@@ -654,10 +547,10 @@ static as_code read_constraints(const reader *r, const as_yaml_node *map, arch_l
     arch_constraints *c = &lv->constraints;
     if (!node)
         return AS_OK;
-    if (expect_mapping(r, node, "constraints"))
+    if (as_yaml_expect(r, node, "constraints", AS_YAML_MAPPING))
         return r->st->code;
-    reader in = inner_reader(r, "constraints", -1);
-    if (check_keys(&in, node, CONSTRAINT_KEYS) ||
+    reader in = as_yaml_enter(r, "constraints");
+    if (as_yaml_keys(&in, node, NULL, CONSTRAINT_KEYS) ||
         read_dim_factors(&in, node, "temporal_factors", c->temporal_factor) ||
         read_dim_factors(&in, node, "temporal_max", c->temporal_max) ||
         read_dim_order(&in, node, "temporal_order", c->temporal_order, &c->n_temporal_order) ||
@@ -667,14 +560,15 @@ static as_code read_constraints(const reader *r, const as_yaml_node *map, arch_l
         return r->st->code;
     for (int d = 0; d < WL_NDIMS; d++)
         if (c->temporal_max[d] && c->temporal_factor[d] > c->temporal_max[d])
-            return fail_at(&in, as_yaml_get(node, "temporal_factors"), "temporal_factors",
-                           "%s = %lld exceeds its temporal_max %lld", wl_dim_name((wl_dim)d),
-                           (long long)c->temporal_factor[d], (long long)c->temporal_max[d]);
+            return as_yaml_fail(&in, as_yaml_get(node, "temporal_factors"), "temporal_factors",
+                                "%s = %lld exceeds its temporal_max %lld", wl_dim_name((wl_dim)d),
+                                (long long)c->temporal_factor[d], (long long)c->temporal_max[d]);
     const as_yaml_node *split = as_yaml_get(node, "spatial_split");
     c->spatial_split_fixed = split != NULL;
     if (split && c->n_spatial_order && c->spatial_split > c->n_spatial_order)
-        return fail_at(&in, split, "spatial_split", "%d exceeds the %d dimensions of spatial_order",
-                       c->spatial_split, c->n_spatial_order);
+        return as_yaml_fail(&in, split, "spatial_split",
+                            "%d exceeds the %d dimensions of spatial_order", c->spatial_split,
+                            c->n_spatial_order);
     return AS_OK;
 }
 
@@ -685,15 +579,16 @@ static as_code read_level(const reader *r, const as_yaml_node *map, arch_spec *a
 {
     const as_yaml_node *kind = as_yaml_get(map, "kind");
     int cls;
-    if (expect_mapping(r, map, ""))
+    if (as_yaml_expect(r, map, "", AS_YAML_MAPPING))
         return r->st->code;
     if (!kind)
-        return fail_at(r, map, "", "missing key 'kind' (%s)", "dram, sram, regfile or dummy");
-    if (read_choice(r, kind, "kind", LEVEL_KIND_NAMES, &cls))
+        return as_yaml_fail(r, map, "", "missing key 'kind' (%s)", "dram, sram, regfile or dummy");
+    if (as_yaml_choice(r, kind, "kind", LEVEL_KIND_NAMES, &cls))
         return r->st->code;
     level_defaults(lv, (arch_class)cls, a->compute.mac_bits);
-    if (check_keys(r, map, LEVEL_KEYS[cls]) || require_keys(r, map, LEVEL_REQUIRED[cls]) ||
-        read_string(r, map, "name", lv->name, sizeof lv->name) ||
+    if (as_yaml_keys(r, map, NULL, LEVEL_KEYS[cls]) ||
+        as_yaml_require(r, map, LEVEL_REQUIRED[cls]) ||
+        as_yaml_read_name(r, map, "name", false, lv->name, sizeof lv->name) ||
         read_fields(r, map, LEVEL_FIELDS, lv) ||
         read_field_map(r, map, "bandwidth", BANDWIDTH_FIELDS, lv) ||
         read_field_map(r, map, "energy", ENERGY_FIELDS, lv) ||
@@ -713,22 +608,22 @@ static as_code read_level(const reader *r, const as_yaml_node *map, arch_spec *a
 static as_code read_levels(const reader *r, const as_yaml_node *levels, arch_spec *a)
 {
     if (levels->kind != AS_YAML_SEQUENCE || levels->n < 1 || levels->n > ARCH_MAX_LEVELS)
-        return fail_at(r, levels, "levels", "expected a list of 1 to %d levels, innermost first",
-                       ARCH_MAX_LEVELS);
+        return as_yaml_fail(r, levels, "levels",
+                            "expected a list of 1 to %d levels, innermost first", ARCH_MAX_LEVELS);
     a->n_levels = levels->n;
     for (int i = 0; i < levels->n; i++) {
-        reader in = inner_reader(r, "levels", i);
+        reader in = as_yaml_enter_item(r, "levels", i);
         const as_yaml_node *item = levels->items[i];
         arch_level *lv = &a->level[i];
         if (read_level(&in, item, a, lv))
             return r->st->code;
         for (int j = 0; j < i; j++)
             if (strcmp(a->level[j].name, lv->name) == 0)
-                return fail_at(&in, as_yaml_get(item, "name"), "name",
-                               "'%s' already names levels[%d]", lv->name, j);
+                return as_yaml_fail(&in, as_yaml_get(item, "name"), "name",
+                                    "'%s' already names levels[%d]", lv->name, j);
         if (lv->cls == ARCH_CLASS_DRAM && i != levels->n - 1)
-            return fail_at(&in, as_yaml_get(item, "kind"), "kind",
-                           "the dram must be the last level (levels are innermost first)");
+            return as_yaml_fail(&in, as_yaml_get(item, "kind"), "kind",
+                                "the dram must be the last level (levels are innermost first)");
     }
     return AS_OK;
 }
@@ -784,7 +679,7 @@ static as_code read_optional_choice(const reader *r, const as_yaml_node *map, co
                                     const char *const *names, int *value)
 {
     const as_yaml_node *node = as_yaml_get(map, key);
-    return node ? read_choice(r, node, key, names, value) : AS_OK;
+    return node ? as_yaml_choice(r, node, key, names, value) : AS_OK;
 }
 
 /* compute: the kind first (it decides the keys), then the rest.  The MAC
@@ -793,19 +688,19 @@ static as_code read_optional_choice(const reader *r, const as_yaml_node *map, co
 static as_code read_compute(const reader *top, const as_yaml_node *map, int node_nm,
                             arch_compute *c)
 {
-    reader r = inner_reader(top, "compute", -1);
+    reader r = as_yaml_enter(top, "compute");
     const as_yaml_node *kind = as_yaml_get(map, "kind");
     int k, dataflow = ARCH_DATAFLOW_OS, number = ARCH_NUMBER_INT;
-    if (expect_mapping(top, map, "compute"))
+    if (as_yaml_expect(top, map, "compute", AS_YAML_MAPPING))
         return top->st->code;
     if (!kind)
-        return fail_at(&r, map, "", "missing key 'kind' (mac, systolic or vector)");
-    if (read_choice(&r, kind, "kind", COMPUTE_KIND_NAMES, &k))
+        return as_yaml_fail(&r, map, "", "missing key 'kind' (mac, systolic or vector)");
+    if (as_yaml_choice(&r, kind, "kind", COMPUTE_KIND_NAMES, &k))
         return r.st->code;
     compute_defaults(c, (arch_compute_kind)k);
-    if (check_keys(&r, map, COMPUTE_KEYS_BY_KIND[k]) ||
-        require_keys(&r, map, COMPUTE_REQUIRED_BY_KIND[k]) ||
-        read_string(&r, map, "name", c->name, sizeof c->name) ||
+    if (as_yaml_keys(&r, map, NULL, COMPUTE_KEYS_BY_KIND[k]) ||
+        as_yaml_require(&r, map, COMPUTE_REQUIRED_BY_KIND[k]) ||
+        as_yaml_read_name(&r, map, "name", false, c->name, sizeof c->name) ||
         read_fields(&r, map, COMPUTE_FIELDS, c) ||
         read_instances(&r, map, &c->instances, &c->mesh_x, &c->mesh_y) ||
         read_optional_choice(&r, map, "dataflow", DATAFLOW_NAMES, &dataflow) ||
@@ -814,9 +709,9 @@ static as_code read_compute(const reader *top, const as_yaml_node *map, int node
     c->dataflow = (arch_dataflow)dataflow;
     c->mac_number = (arch_number)number;
     if (arch_mac_number_pJ(c->mac_bits, c->mac_number, node_nm) < 0)
-        return fail_at(&r, as_yaml_get(map, "mac_bits"), "mac_bits",
-                       "the energy tables have no %d-bit %s MAC", c->mac_bits,
-                       MAC_FORMAT_NAMES[number]);
+        return as_yaml_fail(&r, as_yaml_get(map, "mac_bits"), "mac_bits",
+                            "the energy tables have no %d-bit %s MAC", c->mac_bits,
+                            MAC_FORMAT_NAMES[number]);
     return AS_OK;
 }
 
@@ -853,9 +748,9 @@ static as_code read_clock(const reader *r, const as_yaml_node *root, arch_spec *
     const as_yaml_node *period = as_yaml_get(root, "cycle_seconds");
     double clock_MHz;
     if (!MHz == !period)
-        return fail_at(r, MHz ? MHz : root, MHz ? "clock_MHz" : "",
-                       MHz ? "give clock_MHz or cycle_seconds, not both"
-                           : "missing key 'clock_MHz' (or 'cycle_seconds')");
+        return as_yaml_fail(r, MHz ? MHz : root, MHz ? "clock_MHz" : "",
+                            MHz ? "give clock_MHz or cycle_seconds, not both"
+                                : "missing key 'clock_MHz' (or 'cycle_seconds')");
     if (period)
         return read_field(r, period, &CYCLE_SECONDS, a);
     if (read_field(r, MHz, &CLOCK_MHZ, &clock_MHz))
@@ -872,9 +767,10 @@ static as_code read_arch(const reader *r, const as_yaml_node *root, arch_spec *a
     if (!root)
         return as_fail(r->st, AS_EINVAL, "%s: empty document, expected an architecture",
                        r->doc->path);
-    if (expect_mapping(r, root, "") || check_keys(r, root, TOP_KEYS) ||
-        require_keys(r, root, TOP_REQUIRED) ||
-        read_string(r, root, "name", a->name, sizeof a->name) ||
+    if (as_yaml_expect(r, root, "", AS_YAML_MAPPING) ||
+        as_yaml_keys(r, root, "the architecture", TOP_KEYS) ||
+        as_yaml_require(r, root, TOP_REQUIRED) ||
+        as_yaml_read_name(r, root, "name", false, a->name, sizeof a->name) ||
         read_fields(r, root, TOP_FIELDS, a) || read_clock(r, root, a))
         return r->st->code;
     if (read_compute(r, as_yaml_get(root, "compute"), a->technology_nm, &a->compute))

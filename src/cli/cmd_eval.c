@@ -10,12 +10,23 @@
 
 #include "mapping/mapping.h"
 
-static void print_eval_json(const arch_spec *a, const map_eval *e, double per_second)
+/* A file `map --emit-timeloop` wrote for a layer: also the layer's cost as
+ * `map` charged it (tensor precisions in DRAM, traffic outside the loop nest). */
+static void print_eval_json(const arch_spec *a, const map_eval *e, const map_layer_result *layer,
+                            double per_second)
 {
     cli_json j;
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
     cli_json_eval_members(&j, a, e);
+    if (layer) {
+        cli_json_key(&j, "layer");
+        cli_json_begin_object(&j);
+        cli_json_int_field(&j, "cycles", layer->cycles);
+        cli_json_double_field(&j, "energy_pJ", layer->energy_pJ);
+        cli_json_int_field(&j, "dram_bytes", layer->dram_bytes);
+        cli_json_end_object(&j);
+    }
     if (per_second > 0)
         cli_json_double_field(&j, "evaluations_per_second", per_second);
     cli_json_end_object(&j);
@@ -76,7 +87,11 @@ int cli_eval(int argc, char **argv)
         free(e);
         return cli_fail(&cmd, &st);
     }
-    map_evaluate(&c->arch, &c->problem, &c->mapping, e);
+    map_layer_result *layer = malloc(sizeof *layer);
+    if (layer && !map_timeloop_evaluate(c, e, layer)) {
+        free(layer);
+        layer = NULL;
+    }
     double per_second = 0;
     if (repeat > 0) {
         double start = seconds_now();
@@ -87,7 +102,7 @@ int cli_eval(int argc, char **argv)
     }
     rc = CLI_EXIT_OK;
     if (json)
-        print_eval_json(&c->arch, e, per_second);
+        print_eval_json(&c->arch, e, layer, per_second);
     if (e->validity != MAP_VALID) {
         fprintf(stderr, "accelsearch: %s: the mapping is not valid: %s\n", files[0], e->reason);
         rc = CLI_EXIT_USAGE;
@@ -95,9 +110,14 @@ int cli_eval(int argc, char **argv)
         cli_print_mapping(&c->arch, c->dim_names, &c->mapping);
         putchar('\n');
         cli_print_eval(&c->arch, e);
+        if (layer)
+            printf("%-16s %lld cycles, %f pJ, %lld DRAM bytes (as 'map' costs the layer)\n",
+                   "layer", (long long)layer->cycles, layer->energy_pJ,
+                   (long long)layer->dram_bytes);
         if (per_second > 0)
             printf("%-16s %.0f\n", "evaluations/s", per_second);
     }
+    free(layer);
     free(c);
     free(e);
     return rc;

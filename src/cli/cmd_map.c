@@ -245,24 +245,9 @@ static as_code emit_network(const char *dir, const wl_graph *g, const arch_spec 
             first = r->layers[k].problem_class != l->problem_class;
         if (!first)
             continue;
-        memset(c, 0, sizeof *c);
-        c->arch = *a;
-        c->problem = l->problem;
-        c->mapping = l->mapping;
-        for (int d = 0; d < WL_NDIMS; d++)
-            snprintf(c->dim_names[d], sizeof c->dim_names[d], "%s", wl_dim_name((wl_dim)d));
-        /* File names from layer names: keep [A-Za-z0-9_.-], map the rest to '_'. */
-        const char *name = g->ops[l->op].name;
-        size_t n = 0;
-        for (; name[n] && n + 1 < sizeof c->problem_name; n++) {
-            char ch = name[n];
-            bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                         (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
-            c->problem_name[n] = plain ? ch : '_';
-        }
-        if (n == 0)
-            snprintf(c->problem_name, sizeof c->problem_name, "layer%d", (int)i);
-        rc = emit_timeloop(dir, c->problem_name, c, st);
+        rc = map_timeloop_layer_case(g, a, r, i, c, st);
+        if (rc == AS_OK)
+            rc = emit_timeloop(dir, c->problem_name, c, st);
     }
     free(c);
     return rc;
@@ -430,6 +415,12 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
         fprintf(stderr, "accelsearch: interrupted; results so far follow\n");
         rc = CLI_EXIT_INTERRUPTED;
     }
+    if (r.n_narrowed_layers > 0)
+        fprintf(stderr,
+                "accelsearch: warning: %d layers keep %d-bit tensors in %d-bit words on chip: "
+                "narrowed to the words there, %d bits in DRAM (--precision sets the tensors')\n",
+                (int)r.n_narrowed_layers, r.narrowed_tensor_bits, r.narrowed_word_bits,
+                r.narrowed_tensor_bits);
     if (o->emit_dir && emit_network(o->emit_dir, g, a, &r, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;

@@ -236,5 +236,81 @@ as_code as_yaml_bool(const as_yaml_doc *doc, const as_yaml_node *node, const cha
  * "path:line: unknown key 'x' in <what> (expected one of: a, b, c)". */
 as_code as_yaml_check_keys(const as_yaml_doc *doc, const as_yaml_node *map, const char *what,
                            const char *const *allowed, as_status *st);
+/* Whether node is YAML's null: an empty value, "~" or "null". */
+bool as_yaml_is_null(const as_yaml_node *node);
+
+/*
+ * Strict reading with key paths.  An as_yaml_reader is a place in a
+ * document: the key path of the mapping being read ("" at the top,
+ * "levels[2]", "parameters.pe_x"), which prefixes the keys named in
+ * messages, so that every failure reads "file:line: levels[2].size: what
+ * is wrong".  as_yaml_enter / as_yaml_enter_item give the reader of what
+ * lies under a key.  The getters look a key up in a mapping, check its
+ * type and range and store it; an absent key fails ("missing key 'x'")
+ * only when required, else leaves *out as it was (the caller's default).
+ * A reader is a small value; it owns nothing.
+ */
+enum { AS_YAML_PATH_BYTES = 128 };
+typedef struct as_yaml_reader {
+    const as_yaml_doc *doc;
+    as_status *st;
+    char path[AS_YAML_PATH_BYTES];
+} as_yaml_reader;
+
+/* The reader of doc's root (path ""). */
+as_yaml_reader as_yaml_reader_of(const as_yaml_doc *doc, as_status *st);
+/* The reader of the mapping under key ("path.key"), and of item index of
+ * the sequence under key ("path.key[index]"). */
+as_yaml_reader as_yaml_enter(const as_yaml_reader *r, const char *key);
+as_yaml_reader as_yaml_enter_item(const as_yaml_reader *r, const char *key, int index);
+/* "path.key" (or either alone when the other is empty) into buf. */
+const char *as_yaml_key_path(const as_yaml_reader *r, const char *key,
+                             char buf[AS_YAML_PATH_BYTES]);
+/* Fail with "file:line: path.key: message" at node ("file: path.key:
+ * ..." without a node; no "path.key: " when both are empty). */
+as_code as_yaml_fail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                     const char *fmt, ...) AS_PRINTF(4, 5);
+as_code as_yaml_vfail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                      const char *fmt, va_list ap) AS_PRINTF(4, 0);
+/* Fail unless node (the value of key) is of kind: "key: expected a
+ * mapping, got a sequence". */
+as_code as_yaml_expect(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                       as_yaml_kind kind);
+/* The node under key in map into *out, which must be of kind; absent:
+ * *out = NULL, an error when required. */
+as_code as_yaml_find(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                     bool required, as_yaml_kind kind, const as_yaml_node **out);
+/* The optional mapping under key in map into *out: NULL when the key is
+ * absent or its value is null ("~", empty), else a mapping. */
+as_code as_yaml_find_section(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                             const as_yaml_node **out);
+/* Fail unless map is a mapping whose keys are all in the NULL-terminated
+ * list allowed (as_yaml_check_keys; what names the mapping, NULL: the
+ * reader's path or "the document"). */
+as_code as_yaml_keys(const as_yaml_reader *r, const as_yaml_node *map, const char *what,
+                     const char *const *allowed);
+/* Fail unless map has every key of the NULL-terminated list required. */
+as_code as_yaml_require(const as_yaml_reader *r, const as_yaml_node *map,
+                        const char *const *required);
+/* Typed getters of key in map.  Integers lie in min .. max ("expected an
+ * integer from 1 to 16, got '0'"); numbers are finite and in min .. max,
+ * above min when above_min ("expected a number > 0"). */
+as_code as_yaml_read_int(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                         bool required, int64_t min, int64_t max, int64_t *out);
+as_code as_yaml_read_double(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                            bool required, double min, bool above_min, double max, double *out);
+as_code as_yaml_read_bool(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, bool *out);
+/* The text of a scalar (pointing into the document). */
+as_code as_yaml_read_text(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, const char **out);
+/* A non-empty scalar copied into dst of bytes (zero-filled behind the
+ * NUL, so that equal names are equal arrays); longer ones fail. */
+as_code as_yaml_read_name(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, char *dst, size_t bytes);
+/* The position of node's text in the NULL-terminated list names (node is
+ * the value of key): "key: expected one of a, b, c, got 'x'". */
+as_code as_yaml_choice(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                       const char *const *names, int *index);
 
 #endif

@@ -10,6 +10,11 @@
  *
  * Strictness: duplicate keys, non-scalar keys, unknown aliases, NUL bytes
  * in scalars and streams of several documents are errors.
+ *
+ * The strict reader at the end (as_yaml_reader) is what every format's
+ * reader builds on (arch_yaml.c, space_yaml.c, timeloop_io.c): key paths,
+ * typed and ranged getters, required keys, allowed keys and choices, all
+ * failing with "file:line: key.path: what is wrong".
  */
 #include "core.h"
 
@@ -538,4 +543,227 @@ as_code as_yaml_check_keys(const as_yaml_doc *doc, const as_yaml_node *map, cons
                        doc_path(doc), map->key_lines[i], map->keys[i], what, list);
     }
     return AS_OK;
+}
+
+bool as_yaml_is_null(const as_yaml_node *node)
+{
+    return node && node->kind == AS_YAML_SCALAR &&
+           (!node->scalar[0] || strcmp(node->scalar, "~") == 0 ||
+            strcmp(node->scalar, "null") == 0);
+}
+
+/* ------------------------------------------------------ strict reading */
+
+as_yaml_reader as_yaml_reader_of(const as_yaml_doc *doc, as_status *st)
+{
+    as_yaml_reader r = {.doc = doc, .st = st};
+    return r;
+}
+
+as_yaml_reader as_yaml_enter(const as_yaml_reader *r, const char *key)
+{
+    as_yaml_reader in = *r;
+    as_yaml_key_path(r, key, in.path);
+    return in;
+}
+
+as_yaml_reader as_yaml_enter_item(const as_yaml_reader *r, const char *key, int index)
+{
+    as_yaml_reader in = *r;
+    char where[AS_YAML_PATH_BYTES];
+    as_yaml_key_path(r, key, where);
+    snprintf(in.path, sizeof in.path, "%.100s[%d]", where, index);
+    return in;
+}
+
+const char *as_yaml_key_path(const as_yaml_reader *r, const char *key, char buf[AS_YAML_PATH_BYTES])
+{
+    const char *dot = r->path[0] && key[0] ? "." : "";
+    snprintf(buf, AS_YAML_PATH_BYTES, "%.80s%s%.40s", r->path, dot, key);
+    return buf;
+}
+
+as_code as_yaml_fail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    as_code rc = as_yaml_vfail(r, node, key, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+as_code as_yaml_vfail(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                      const char *fmt, va_list ap)
+{
+    char message[AS_MSG_BYTES], where[AS_YAML_PATH_BYTES];
+    vsnprintf(message, sizeof message, fmt, ap);
+    as_yaml_key_path(r, key, where);
+    const char *colon = where[0] ? ": " : "";
+    if (!node)
+        return as_fail(r->st, AS_EINVAL, "%s: %s%s%s", doc_path(r->doc), where, colon, message);
+    return as_fail(r->st, AS_EINVAL, "%s:%d: %s%s%s", doc_path(r->doc), node->line, where, colon,
+                   message);
+}
+
+/* "a mapping", "a sequence", "a scalar". */
+static const char *kind_name(as_yaml_kind kind)
+{
+    return kind == AS_YAML_MAPPING    ? "a mapping"
+           : kind == AS_YAML_SEQUENCE ? "a sequence"
+                                      : "a scalar";
+}
+
+as_code as_yaml_expect(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                       as_yaml_kind kind)
+{
+    if (node->kind == kind)
+        return AS_OK;
+    return as_yaml_fail(r, node, key, "expected %s, got %s", kind_name(kind),
+                        kind_name(node->kind));
+}
+
+as_code as_yaml_find(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                     bool required, as_yaml_kind kind, const as_yaml_node **out)
+{
+    *out = as_yaml_get(map, key);
+    if (!*out)
+        return required ? as_yaml_fail(r, map, "", "missing key '%s'", key) : AS_OK;
+    return as_yaml_expect(r, *out, key, kind);
+}
+
+as_code as_yaml_find_section(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                             const as_yaml_node **out)
+{
+    *out = as_yaml_get(map, key);
+    if (!*out || as_yaml_is_null(*out)) {
+        *out = NULL;
+        return AS_OK;
+    }
+    return as_yaml_expect(r, *out, key, AS_YAML_MAPPING);
+}
+
+as_code as_yaml_keys(const as_yaml_reader *r, const as_yaml_node *map, const char *what,
+                     const char *const *allowed)
+{
+    if (!what)
+        what = r->path[0] ? r->path : "the document";
+    return as_yaml_check_keys(r->doc, map, what, allowed, r->st);
+}
+
+as_code as_yaml_require(const as_yaml_reader *r, const as_yaml_node *map,
+                        const char *const *required)
+{
+    for (int i = 0; required[i]; i++)
+        if (!as_yaml_get(map, required[i]))
+            return as_yaml_fail(r, map, "", "missing key '%s'", required[i]);
+    return AS_OK;
+}
+
+/* The node under key in map (absent: NULL, an error when required), and
+ * its key path into where. */
+static as_code find_value(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, const as_yaml_node **node, char where[AS_YAML_PATH_BYTES])
+{
+    as_yaml_key_path(r, key, where);
+    *node = as_yaml_get(map, key);
+    if (!*node)
+        return required ? as_yaml_fail(r, map, "", "missing key '%s'", key) : AS_OK;
+    return AS_OK;
+}
+
+as_code as_yaml_read_int(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                         bool required, int64_t min, int64_t max, int64_t *out)
+{
+    const as_yaml_node *node;
+    char where[AS_YAML_PATH_BYTES];
+    int64_t value;
+    as_code rc = find_value(r, map, key, required, &node, where);
+    if (rc != AS_OK || !node)
+        return rc;
+    if ((rc = as_yaml_int(r->doc, node, where, &value, r->st)) != AS_OK)
+        return rc;
+    if (value < min || value > max)
+        return as_yaml_fail(r, node, key, "expected an integer from %lld to %lld, got '%s'",
+                            (long long)min, (long long)max, node->scalar);
+    *out = value;
+    return AS_OK;
+}
+
+as_code as_yaml_read_double(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                            bool required, double min, bool above_min, double max, double *out)
+{
+    const as_yaml_node *node;
+    char where[AS_YAML_PATH_BYTES];
+    double value;
+    as_code rc = find_value(r, map, key, required, &node, where);
+    if (rc != AS_OK || !node)
+        return rc;
+    if ((rc = as_yaml_double(r->doc, node, where, &value, r->st)) != AS_OK)
+        return rc;
+    if (isfinite(value) && value >= min && value <= max && !(above_min && value == min)) {
+        *out = value;
+        return AS_OK;
+    }
+    if (isinf(max))
+        return as_yaml_fail(r, node, key, "expected a number %s %g, got '%s'",
+                            above_min ? ">" : ">=", min, node->scalar);
+    return as_yaml_fail(r, node, key, "expected a number %s %g %s %g, got '%s'",
+                        above_min ? "above" : "from", min, above_min ? "and at most" : "to", max,
+                        node->scalar);
+}
+
+as_code as_yaml_read_bool(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, bool *out)
+{
+    const as_yaml_node *node;
+    char where[AS_YAML_PATH_BYTES];
+    as_code rc = find_value(r, map, key, required, &node, where);
+    return rc != AS_OK || !node ? rc : as_yaml_bool(r->doc, node, where, out, r->st);
+}
+
+as_code as_yaml_read_text(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, const char **out)
+{
+    const as_yaml_node *node;
+    as_code rc = as_yaml_find(r, map, key, required, AS_YAML_SCALAR, &node);
+    if (rc == AS_OK && node)
+        *out = node->scalar;
+    return rc;
+}
+
+as_code as_yaml_read_name(const as_yaml_reader *r, const as_yaml_node *map, const char *key,
+                          bool required, char *dst, size_t bytes)
+{
+    const as_yaml_node *node;
+    as_code rc = as_yaml_find(r, map, key, required, AS_YAML_SCALAR, &node);
+    if (rc != AS_OK || !node)
+        return rc;
+    size_t length = strlen(node->scalar);
+    if (length == 0)
+        return as_yaml_fail(r, node, key, "expected a name");
+    if (length >= bytes)
+        return as_yaml_fail(r, node, key, "'%.40s...' is longer than %zu characters", node->scalar,
+                            bytes - 1);
+    memset(dst, 0, bytes);
+    memcpy(dst, node->scalar, length);
+    return AS_OK;
+}
+
+as_code as_yaml_choice(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                       const char *const *names, int *index)
+{
+    char list[AS_MSG_BYTES / 2] = "";
+    size_t used = 0;
+    for (int i = 0; names[i]; i++) {
+        if (node->kind == AS_YAML_SCALAR && strcmp(node->scalar, names[i]) == 0) {
+            *index = i;
+            return AS_OK;
+        }
+        if (used < sizeof list)
+            used +=
+                (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
+    }
+    return as_yaml_fail(r, node, key, "expected one of %s, got '%.40s'", list,
+                        node->kind == AS_YAML_SCALAR ? node->scalar : "(not a scalar)");
 }

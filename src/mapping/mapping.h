@@ -132,13 +132,20 @@ int64_t map_systolic_layer_cycles(const map_systolic_layer *layer, int rows, int
 /* ------------------------------------------------------- Timeloop input */
 
 /* What a Timeloop model input holds, mapped onto ours; dim_names[d] is
- * the Timeloop name of slot d ("" for unused slots). */
+ * the Timeloop name of slot d ("" for unused slots).  A case made from a
+ * layer of a network (map_timeloop_layer_case) also holds what Timeloop's
+ * format has no place for and map_network_evaluate charges: the tensors'
+ * precisions (problem.ds[].bits), the DRAM bytes outside the loop nest
+ * and the DRAM interface (arch.dram); the writer puts them in an
+ * `accelsearch` section, which Timeloop ignores. */
 typedef struct map_timeloop_case {
     arch_spec arch;
     wl_problem problem;
     map_mapping mapping;
     char dim_names[WL_NDIMS][16];
     char problem_name[ARCH_NAME_BYTES];
+    bool is_layer;              /* made from (or read with) a network layer's context */
+    int64_t outside_dram_bytes; /* is_layer: bytes the mapping does not move (a bias) */
 } map_timeloop_case;
 
 /* Read a timeloop-model input (v0.4 flattened architecture tree, problem,
@@ -277,6 +284,12 @@ typedef struct map_network_result {
     double utilization;  /* macs / (peak MACs per cycle * cycles) */
     double energy_by_component_pJ[MAP_N_COMPONENTS];
     int32_t n_unmapped; /* compute layers left unmapped (interrupted runs only) */
+    /* The precision conversion (network.c, "Precision"): compute layers
+     * that keep a data space in on-chip words narrower than its tensor
+     * (narrowed to the words there, at the tensor's precision in DRAM);
+     * the widest such tensor and the narrowest such word, in bits. */
+    int32_t n_narrowed_layers;
+    int narrowed_tensor_bits, narrowed_word_bits;
 } map_network_result;
 
 typedef struct map_network_options {
@@ -317,5 +330,20 @@ typedef struct map_op_type_total {
  * cycles first (ties in kind order).  Returns how many. */
 int map_network_by_op_type(const wl_graph *g, const map_network_result *r,
                            map_op_type_total out[WL_OP_COUNT]);
+
+/* ------------------------------------------- a network layer as Timeloop input */
+
+/* The case of compute layer `layer` of r (map_network_evaluate of g on a,
+ * mapped): its architecture, mapped problem and mapping, the canonical
+ * dimension names, the layer's name as problem name (characters other
+ * than [A-Za-z0-9_.-] become '_') and its layer context (is_layer). */
+as_code map_timeloop_layer_case(const wl_graph *g, const arch_spec *a, const map_network_result *r,
+                                int32_t layer, map_timeloop_case *out, as_status *st);
+/* Evaluate c's mapping (map_evaluate into e) and, when c is a layer's
+ * case, cost it as map_network_evaluate costs that layer (into layer:
+ * cycles, energy_pJ and its components, dram_bytes), so that `map
+ * --emit-timeloop` and `eval` of the files agree exactly.  Returns
+ * whether layer was filled: c is a layer's case and its mapping valid. */
+bool map_timeloop_evaluate(const map_timeloop_case *c, map_eval *e, map_layer_result *layer);
 
 #endif

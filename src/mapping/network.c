@@ -25,7 +25,11 @@
  * space DRAM bytes = DRAM words * bits / 8, DRAM energy = the mapping's
  * DRAM-level energy * bits / word_bits (the same energy per bit moved),
  * and DRAM time = bytes / bandwidth.  bf16 tensors thus move half the
- * bytes of fp32 ones on any architecture.
+ * bytes of fp32 ones on any architecture.  A tensor wider than the words
+ * of an on-chip level that keeps it is thus converted: narrowed to the
+ * words there, kept at its precision in DRAM.  That conversion is a
+ * choice of the model, not of the hardware, so it is reported
+ * (map_network_result.n_narrowed_layers) for the caller to show.
  *
  * Compute layers.  When the backing store (the last level) is DRAM, the
  * mapping's traffic there is the layer's DRAM traffic -- inputs and
@@ -436,26 +440,19 @@ static void mapped_dram_traffic(const arch_spec *a, const map_eval *e, const wl_
     }
 }
 
-/* Energies, cycles and traffic of compute layer r from its class's search
- * (r->problem holds the layer's own problem on entry, the mapped one with
- * the layer's op and tensors on return). */
-void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_problem_outcome *c,
-                            map_layer_result *r)
+int64_t map_outside_dram_bytes(const wl_graph *g, const arch_spec *a, int32_t op,
+                               const wl_problem *own)
 {
-    const wl_op *op = &g->ops[r->op];
-    const map_eval *e = &c->eval;
-    wl_problem own = r->problem;
-    r->macs = wl_problem_macs(&own);
-    if (!c->found)
-        return; /* unmapped: costs stay zero */
-    r->mapped = true;
-    r->mapping = c->mapping;
-    r->problem = c->mapped;
-    r->problem.op = own.op;
-    for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        r->problem.ds[ds].tensor = own.ds[ds].tensor;
-    r->padded_macs = e->macs;
+    if (a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM)
+        return unmodelled_input_bytes(g, &g->ops[op], own);
+    wl_op_stats s;
+    wl_op_stats_get(g, op, &s);
+    return unfused_dram_bytes(&s);
+}
 
+void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_problem *own,
+                           int64_t outside_dram_bytes, map_layer_result *r)
+{
     bool dram_backed = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM;
     int onchip_levels = dram_backed ? a->n_levels - 1 : a->n_levels;
     double *energy = r->energy_by_component_pJ;
@@ -469,18 +466,31 @@ void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_pro
             cycles = max_i64(cycles, e->level[l].cycles);
         }
     }
-    if (dram_backed) {
-        mapped_dram_traffic(a, e, &own, &r->dram_bytes, &energy[MAP_COMP_DRAM]);
-        int64_t extra = unmodelled_input_bytes(g, op, &own);
-        r->dram_bytes += extra;
-        energy[MAP_COMP_DRAM] += map_dram_pJ(a, extra);
-    } else {
-        wl_op_stats s;
-        wl_op_stats_get(g, r->op, &s);
-        r->dram_bytes = unfused_dram_bytes(&s);
-        energy[MAP_COMP_DRAM] = map_dram_pJ(a, r->dram_bytes);
-    }
+    if (dram_backed)
+        mapped_dram_traffic(a, e, own, &r->dram_bytes, &energy[MAP_COMP_DRAM]);
+    r->dram_bytes += outside_dram_bytes;
+    energy[MAP_COMP_DRAM] += map_dram_pJ(a, outside_dram_bytes);
     r->cycles = max_i64(cycles, map_dram_cycles(a, r->dram_bytes));
+}
+
+/* Energies, cycles and traffic of compute layer r from its class's search
+ * (r->problem holds the layer's own problem on entry, the mapped one with
+ * the layer's op and tensors on return). */
+void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_problem_outcome *c,
+                            map_layer_result *r)
+{
+    wl_problem own = r->problem;
+    r->macs = wl_problem_macs(&own);
+    if (!c->found)
+        return; /* unmapped: costs stay zero */
+    r->mapped = true;
+    r->mapping = c->mapping;
+    r->problem = c->mapped;
+    r->problem.op = own.op;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        r->problem.ds[ds].tensor = own.ds[ds].tensor;
+    r->padded_macs = c->eval.macs;
+    map_cost_mapped_layer(a, &c->eval, &own, map_outside_dram_bytes(g, a, r->op, &own), r);
 }
 
 /* The vector-unit and DRAM model of a non-compute layer (top of file). */
@@ -547,11 +557,35 @@ static as_code collect_layers(const wl_graph *g, const char *only_layer, class_t
     return AS_OK;
 }
 
+/* Count layer l in r's precision conversion when an on-chip level keeps
+ * one of its data spaces in words narrower than the tensor's bits. */
+static void note_narrowing(const arch_spec *a, const map_layer_result *l, map_network_result *r)
+{
+    bool dram_backed = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM;
+    int onchip_levels = dram_backed ? a->n_levels - 1 : a->n_levels;
+    bool narrowed = false;
+    for (int ds = 0; ds < WL_NDATASPACES && l->problem_class >= 0 && l->mapped; ds++) {
+        int bits = l->problem.ds[ds].bits;
+        for (int i = 0; i < onchip_levels; i++) {
+            int word_bits = a->level[i].word_bits;
+            if (!l->mapping.level[i].keep[ds] || bits <= word_bits)
+                continue;
+            narrowed = true;
+            if (bits > r->narrowed_tensor_bits)
+                r->narrowed_tensor_bits = bits;
+            if (!r->narrowed_word_bits || word_bits < r->narrowed_word_bits)
+                r->narrowed_word_bits = word_bits;
+        }
+    }
+    r->n_narrowed_layers += narrowed;
+}
+
 /* Totals over the layers, in layer order. */
 static void sum_layers(const arch_spec *a, map_network_result *r)
 {
     for (int32_t i = 0; i < r->n_layers; i++) {
         const map_layer_result *l = &r->layers[i];
+        note_narrowing(a, l, r);
         r->cycles += l->cycles;
         r->macs += l->macs;
         r->dram_bytes += l->dram_bytes;

@@ -61,6 +61,18 @@ void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_s
  * r->problem its own problem on entry) from its search's outcome. */
 void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_problem_outcome *c,
                             map_layer_result *r);
+/* Bytes compute layer `op` (its own problem `own`) moves across the DRAM
+ * interface besides its mapping's traffic: the inputs the loop nest does
+ * not model when the backing store is DRAM, else all its inputs, weights
+ * and outputs (see "Compute layers" in network.c). */
+int64_t map_outside_dram_bytes(const wl_graph *g, const arch_spec *a, int32_t op,
+                               const wl_problem *own);
+/* The graph-free part of map_cost_compute_layer: energies by component,
+ * cycles and DRAM bytes of a layer whose mapping evaluated to e, with the
+ * data spaces at own's precisions in DRAM and outside_dram_bytes more (r's
+ * cost fields zero on entry).  timeloop_io.c costs an emitted layer with it. */
+void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_problem *own,
+                           int64_t outside_dram_bytes, map_layer_result *r);
 /* The vector-unit and DRAM model of non-compute layer r (r->op set). */
 void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_result *r);
 /* Per-layer energy total and utilisation from the components. */

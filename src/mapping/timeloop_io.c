@@ -33,11 +33,14 @@
  *    an update costs an update, or a write when the table has none);
  *    areas from the ART per instance.  Without an ERT / ART, accelsearch's
  *    own tables (arch_apply_tables) stand in.
+ * A model input written for a network layer may carry an `accelsearch`
+ * section (timeloop_save.c), read by read_layer_context.
  * Deliberate difference: a dummy_storage container keeps nothing, whatever
  * the mapping says; a directive to keep a data space there is an error
  * (Timeloop would model a one-word buffer).
  */
 #include "mapping.h"
+#include "network_private.h"
 #include "timeloop_private.h"
 
 #include <math.h>
@@ -52,8 +55,7 @@ enum { PATH_BYTES = 192, MAX_COEFFICIENTS = 16 };
 /* What the reader knows besides the output: the document being read and
  * the tables that link the three files and the three sections. */
 typedef struct reader {
-    const as_yaml_doc *doc; /* the file being read, for messages */
-    as_status *st;
+    as_yaml_reader at; /* the file being read (core's strict reader), for messages */
     map_timeloop_case *out;
     /* Architecture: ERT / ART names, storage levels outermost first while
      * the tree is walked, innermost first afterwards (like out->arch). */
@@ -66,112 +68,52 @@ typedef struct reader {
     int n_coefficients;
     const char *coefficient_name[MAX_COEFFICIENTS];
     int64_t coefficient_value[MAX_COEFFICIENTS];
+    /* The layer context's DRAM interface, set once the tables are read. */
+    double dram_bandwidth_GBps, dram_pJ_per_bit;
 } reader;
 
 /* --------------------------------------------------------------- helpers */
 
-/* Fail with "path:line: <message>" at node (or with just the path). */
+/* Fail with "file:line: key.path: <message>" at node (or without the
+ * line); the message names the key itself. */
 static as_code fail_at(const reader *r, const as_yaml_node *node, const char *fmt, ...)
     AS_PRINTF(3, 4);
 static as_code fail_at(const reader *r, const as_yaml_node *node, const char *fmt, ...)
 {
-    char message[AS_MSG_BYTES];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    as_code rc = as_yaml_vfail(&r->at, node, "", fmt, ap);
     va_end(ap);
-    if (!node)
-        return as_fail(r->st, AS_EINVAL, "%s: %s", r->doc->path, message);
-    return as_fail(r->st, AS_EINVAL, "%s:%d: %s", r->doc->path, node->line, message);
+    return rc;
 }
 
-static const char *kind_name(as_yaml_kind kind)
-{
-    return kind == AS_YAML_MAPPING    ? "a mapping"
-           : kind == AS_YAML_SEQUENCE ? "a sequence"
-                                      : "a scalar";
-}
-
-/* The node under key in map, which must exist and be of kind. */
-static as_code need(const reader *r, const as_yaml_node *map, const char *key, as_yaml_kind kind,
-                    const as_yaml_node **out)
-{
-    *out = as_yaml_get(map, key);
-    if (!*out)
-        return fail_at(r, map, "missing key '%s'", key);
-    if ((*out)->kind != kind)
-        return fail_at(r, *out, "%s: expected %s, got %s", key, kind_name(kind),
-                       kind_name((*out)->kind));
-    return AS_OK;
-}
-
-/* Like need, but an absent key is fine (*out = NULL). */
-static as_code maybe(const reader *r, const as_yaml_node *map, const char *key, as_yaml_kind kind,
-                     const as_yaml_node **out)
-{
-    *out = as_yaml_get(map, key);
-    return *out ? need(r, map, key, kind, out) : AS_OK;
-}
-
-/* Check that node is a mapping with only the allowed keys. */
-static as_code check_map(const reader *r, const as_yaml_node *node, const char *what,
-                         const char *const *allowed)
-{
-    if (node->kind != AS_YAML_MAPPING)
-        return fail_at(r, node, "%s: expected a mapping, got %s", what, kind_name(node->kind));
-    return as_yaml_check_keys(r->doc, node, what, allowed, r->st);
-}
-
-/* The node under key in map; absent is an error only when required
- * (*node = NULL then). */
-static as_code lookup(const reader *r, const as_yaml_node *map, const char *key, bool required,
-                      const as_yaml_node **node)
-{
-    *node = as_yaml_get(map, key);
-    return *node || !required ? AS_OK : fail_at(r, map, "missing key '%s'", key);
-}
-
-/* Read integer key of map into *value, which holds the default when the
- * key is absent.  Every integer of these files (sizes, widths, counts,
- * bounds, factors) lies in min .. INT32_MAX, so products of two of them
- * cannot overflow int64 and each fits the int fields of arch_spec. */
+/* The integer under key of map (at least min; absent: *value stays, an
+ * error when required).  Every integer of these files (sizes, widths,
+ * counts, bounds, factors) lies in min .. INT32_MAX, so products of two of
+ * them cannot overflow int64 and each fits the int fields of arch_spec. */
 static as_code read_int(const reader *r, const as_yaml_node *map, const char *key, bool required,
                         int64_t min, int64_t *value)
 {
-    const as_yaml_node *node;
-    as_code rc = lookup(r, map, key, required, &node);
-    if (rc == AS_OK && node)
-        rc = as_yaml_int(r->doc, node, key, value, r->st);
-    if (rc == AS_OK && node && (*value < min || *value > INT32_MAX))
-        rc = fail_at(r, node, "%s: expected an integer from %lld to %d, got '%s'", key,
-                     (long long)min, INT32_MAX, node->scalar);
-    return rc;
-}
-
-/* The same for a finite real >= min (> min when open is set). */
-static as_code read_real(const reader *r, const as_yaml_node *map, const char *key, bool required,
-                         double min, bool open, double *value)
-{
-    const as_yaml_node *node;
-    as_code rc = lookup(r, map, key, required, &node);
-    if (rc != AS_OK || !node)
-        return rc;
-    rc = as_yaml_double(r->doc, node, key, value, r->st);
-    if (rc == AS_OK && (!isfinite(*value) || *value < min || (open && *value == min)))
-        rc = fail_at(r, node, "%s: expected a number %s %g, got '%s'", key, open ? ">" : ">=", min,
-                     node->scalar);
-    return rc;
+    return as_yaml_read_int(&r->at, map, key, required, min, INT32_MAX, value);
 }
 
 /* The text of scalar key in map (required unless *text is preset). */
 static as_code read_text(const reader *r, const as_yaml_node *map, const char *key,
                          const char **text)
 {
-    const as_yaml_node *node;
-    as_code rc = *text ? maybe(r, map, key, AS_YAML_SCALAR, &node)
-                       : need(r, map, key, AS_YAML_SCALAR, &node);
-    if (rc == AS_OK && node)
-        *text = node->scalar;
+    return as_yaml_read_text(&r->at, map, key, !*text, text);
+}
+
+/* Read the text under key of map (*text holds the default when absent)
+ * and fail unless it is the one value supported: "<what> 'x' is not
+ * supported (expected <supported>)". */
+static as_code read_supported(const reader *r, const as_yaml_node *map, const char *key,
+                              const char *what, const char *supported, const char **text)
+{
+    as_code rc = read_text(r, map, key, text);
+    if (rc == AS_OK && strcmp(*text, supported) != 0)
+        rc = fail_at(r, as_yaml_get(map, key), "%s '%s' is not supported (expected %s)", what,
+                     *text, supported);
     return rc;
 }
 
@@ -324,7 +266,7 @@ static as_code read_storage_attributes(const reader *r, const as_yaml_node *attr
                                        arch_level *level)
 {
     int64_t depth = 0, width = 0, datawidth = 0, cluster = 1;
-    as_code rc = check_map(r, attributes, "storage attributes", storage_attributes);
+    as_code rc = as_yaml_keys(&r->at, attributes, "storage attributes", storage_attributes);
     if (rc == AS_OK)
         rc = read_int(r, attributes, "depth", level->cls != ARCH_CLASS_DRAM, 1, &depth);
     if (rc == AS_OK)
@@ -348,13 +290,13 @@ static as_code read_storage_attributes(const reader *r, const as_yaml_node *attr
     level->cluster_size = (int)cluster;
     level->multiple_buffering = 1.0;
     for (size_t i = 0; rc == AS_OK && i < sizeof level_reals / sizeof level_reals[0]; i++)
-        rc = read_real(r, attributes, level_reals[i].key, false, 0.0, level_reals[i].positive,
-                       (double *)((char *)level + level_reals[i].offset));
-    const as_yaml_node *reduction = as_yaml_get(attributes, "reduction_supported");
+        rc = as_yaml_read_double(&r->at, attributes, level_reals[i].key, false, 0.0,
+                                 level_reals[i].positive, INFINITY,
+                                 (double *)((char *)level + level_reals[i].offset));
     level->spatial_reduction = true;
-    if (rc == AS_OK && reduction)
-        rc = as_yaml_bool(r->doc, reduction, "reduction_supported", &level->spatial_reduction,
-                          r->st);
+    if (rc == AS_OK)
+        rc = as_yaml_read_bool(&r->at, attributes, "reduction_supported", false,
+                               &level->spatial_reduction);
     level->multicast = true; /* Timeloop's legacy network multicasts */
     return rc;
 }
@@ -368,7 +310,7 @@ typedef struct component {
 } component;
 
 /* The arithmetic unit: independent MACs, datawidth bits wide (Timeloop's
- * default word size, 16, when not given). */
+ * default word size, 16, when not given); read_component has named it. */
 static as_code read_compute(reader *r, const component *c)
 {
     arch_compute *mac = &r->out->arch.compute;
@@ -378,17 +320,15 @@ static as_code read_compute(reader *r, const component *c)
     mac->instances = c->instances;
     mac->rows = mac->cols = 1;
     mac->dataflow = ARCH_DATAFLOW_OS; /* independent MACs have no dataflow of their own */
-    as_code rc = check_map(r, c->attributes, "arithmetic attributes", compute_attributes);
+    as_code rc = as_yaml_keys(&r->at, c->attributes, "arithmetic attributes", compute_attributes);
     if (rc == AS_OK)
         rc = read_int(r, c->attributes, "datawidth", false, 1, &bits);
     mac->mac_bits = (int)bits;
-    if (rc == AS_OK)
-        rc = read_mesh(r, c->attributes, c->instances, &mac->mesh_x, &mac->mesh_y);
-    return rc == AS_OK ? copy_name(r, c->node, mac->name, sizeof mac->name, c->name, c->name_length)
-                       : rc;
+    return rc == AS_OK ? read_mesh(r, c->attributes, c->instances, &mac->mesh_x, &mac->mesh_y) : rc;
 }
 
-/* A storage level of class cls, appended to the levels (outermost first). */
+/* A storage level of class cls, appended to the levels (outermost first);
+ * read_component has named it. */
 static as_code read_level(reader *r, const component *c, arch_class cls)
 {
     arch_spec *arch = &r->out->arch;
@@ -399,9 +339,7 @@ static as_code read_level(reader *r, const component *c, arch_class cls)
         level->constraints.keep[d] = cls == ARCH_CLASS_DUMMY
                                          ? ARCH_KEEP_NEVER
                                          : ARCH_KEEP_FREE; /* a container holds no data */
-    as_code rc = copy_name(r, c->node, level->name, sizeof level->name, c->name, c->name_length);
-    if (rc == AS_OK)
-        rc = read_storage_attributes(r, c->attributes, level);
+    as_code rc = read_storage_attributes(r, c->attributes, level);
     if (rc == AS_OK)
         rc = read_mesh(r, c->attributes, c->instances, &level->mesh_x, &level->mesh_y);
     if (rc == AS_OK && cls == ARCH_CLASS_DRAM) {
@@ -445,17 +383,17 @@ static as_code read_component(reader *r, const as_yaml_node *node, const char *p
     const as_yaml_node *enabled = as_yaml_get(node, "enabled");
     bool is_enabled = true;
     int cls;
-    as_code rc = check_map(r, node, "component", keys);
+    as_code rc = as_yaml_keys(&r->at, node, "component", keys);
     if (rc == AS_OK)
         rc = read_text(r, node, "name", &c.name);
     if (rc == AS_OK)
         rc = read_class(r, node, c.name, &cls);
     if (rc == AS_OK && enabled)
-        rc = as_yaml_bool(r->doc, enabled, "enabled", &is_enabled, r->st);
+        rc = as_yaml_read_bool(&r->at, node, "enabled", true, &is_enabled);
     if (rc == AS_OK && !is_enabled)
         rc = fail_at(r, enabled, "%s: disabled components are not supported", c.name);
     if (rc == AS_OK)
-        rc = need(r, node, "attributes", AS_YAML_MAPPING, &c.attributes);
+        rc = as_yaml_find(&r->at, node, "attributes", true, AS_YAML_MAPPING, &c.attributes);
     if (rc == AS_OK)
         rc = parse_instance_range(r, node, c.name, &c.name_length, &c.instances);
     if (rc != AS_OK)
@@ -469,7 +407,14 @@ static as_code read_component(reader *r, const as_yaml_node *node, const char *p
         return fail_at(r, node, "%s: path too long", c.name);
     if (arch->technology_nm == 0)
         arch->technology_nm = technology_nm(c.attributes);
-    return cls == CLASS_COMPUTE ? read_compute(r, &c) : read_level(r, &c, (arch_class)cls);
+    char *name = cls == CLASS_COMPUTE ? arch->compute.name : arch->level[arch->n_levels].name;
+    if ((rc = copy_name(r, node, name, ARCH_NAME_BYTES, c.name, c.name_length)) != AS_OK)
+        return rc;
+    as_yaml_reader component_at = r->at;
+    r->at = as_yaml_enter(&component_at, "attributes");
+    rc = cls == CLASS_COMPUTE ? read_compute(r, &c) : read_level(r, &c, (arch_class)cls);
+    r->at = component_at;
+    return rc;
 }
 
 /* Read a tree node: its attributes (technology and clock, inherited by
@@ -480,17 +425,17 @@ static as_code read_tree_node(reader *r, const as_yaml_node *node, const char *p
     static const char *const keys[] = {"name", "attributes", "local", "subtree", NULL};
     const char *name = NULL;
     const as_yaml_node *attributes, *local, *subtree;
-    as_code rc = check_map(r, node, "architecture node", keys);
+    as_code rc = as_yaml_keys(&r->at, node, "architecture node", keys);
     if (rc == AS_OK)
         rc = read_text(r, node, "name", &name);
     if (rc == AS_OK)
-        rc = maybe(r, node, "attributes", AS_YAML_MAPPING, &attributes);
+        rc = as_yaml_find(&r->at, node, "attributes", false, AS_YAML_MAPPING, &attributes);
     if (rc == AS_OK && attributes)
-        rc = check_map(r, attributes, "architecture node attributes", node_attributes);
+        rc = as_yaml_keys(&r->at, attributes, "architecture node attributes", node_attributes);
     if (rc == AS_OK)
-        rc = maybe(r, node, "local", AS_YAML_SEQUENCE, &local);
+        rc = as_yaml_find(&r->at, node, "local", false, AS_YAML_SEQUENCE, &local);
     if (rc == AS_OK)
-        rc = maybe(r, node, "subtree", AS_YAML_SEQUENCE, &subtree);
+        rc = as_yaml_find(&r->at, node, "subtree", false, AS_YAML_SEQUENCE, &subtree);
     if (rc != AS_OK)
         return rc;
     if (depth > ARCH_MAX_LEVELS)
@@ -505,16 +450,22 @@ static as_code read_tree_node(reader *r, const as_yaml_node *node, const char *p
     if (!arch->name[0] &&
         (rc = copy_name(r, node, arch->name, sizeof arch->name, name, strlen(name))) != AS_OK)
         return rc;
+    as_yaml_reader node_at = r->at, attributes_at = as_yaml_enter(&node_at, "attributes");
     if (attributes) {
         if (arch->technology_nm == 0)
             arch->technology_nm = technology_nm(attributes);
-        rc = read_real(r, attributes, "global_cycle_seconds", false, 0.0, true,
-                       &arch->cycle_seconds);
+        rc = as_yaml_read_double(&attributes_at, attributes, "global_cycle_seconds", false, 0.0,
+                                 true, INFINITY, &arch->cycle_seconds);
     }
-    for (int i = 0; rc == AS_OK && local && i < local->n; i++)
+    for (int i = 0; rc == AS_OK && local && i < local->n; i++) {
+        r->at = as_yaml_enter_item(&node_at, "local", i);
         rc = read_component(r, local->items[i], path);
-    if (rc == AS_OK && subtree && subtree->n == 1)
+    }
+    if (rc == AS_OK && subtree && subtree->n == 1) {
+        r->at = as_yaml_enter_item(&node_at, "subtree", 0);
         rc = read_tree_node(r, subtree->items[0], path, depth + 1);
+    }
+    r->at = node_at;
     return rc;
 }
 
@@ -544,18 +495,19 @@ static as_code read_architecture(reader *r, const as_yaml_node *architecture)
     arch_spec *arch = &r->out->arch;
     arch->cycle_seconds = 1e-9; /* Timeloop's default clock */
     arch->native_batch = 1;
-    as_code rc = check_map(r, architecture, "architecture", keys);
+    as_code rc = as_yaml_keys(&r->at, architecture, "architecture", keys);
     if (rc == AS_OK)
-        rc = read_text(r, architecture, "version", &version);
-    if (rc == AS_OK && strcmp(version, "0.4") != 0)
-        rc = fail_at(r, as_yaml_get(architecture, "version"),
-                     "architecture version '%s' is not supported (expected 0.4)", version);
+        rc = read_supported(r, architecture, "version", "architecture version", "0.4", &version);
     if (rc == AS_OK)
-        rc = need(r, architecture, "subtree", AS_YAML_SEQUENCE, &subtree);
+        rc = as_yaml_find(&r->at, architecture, "subtree", true, AS_YAML_SEQUENCE, &subtree);
     if (rc == AS_OK && subtree->n != 1)
         rc = fail_at(r, subtree, "subtree: expected one top-level node, got %d", subtree->n);
-    if (rc == AS_OK)
+    if (rc == AS_OK) {
+        as_yaml_reader top = r->at;
+        r->at = as_yaml_enter_item(&top, "architecture.subtree", 0);
         rc = read_tree_node(r, subtree->items[0], "", 0);
+        r->at = top;
+    }
     if (rc != AS_OK)
         return rc;
     if (arch->n_levels == 0 || !r->have_compute)
@@ -583,7 +535,9 @@ static int find_level(const arch_spec *arch, const char *name)
 
 /* ------------------------------------------------------------- problem */
 
-static const char *const dataspace_names[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
+static const char *const dataspace_names_list[WL_NDATASPACES + 1] = {"Weights", "Inputs", "Outputs",
+                                                                     NULL};
+static const char *const *const dataspace_names = dataspace_names_list;
 
 /* The data space called name, or -1. */
 static int find_dataspace(const char *name)
@@ -702,14 +656,15 @@ static as_code read_coefficients(reader *r, const as_yaml_node *shape)
     static const char *const keys[] = {"name", "default", NULL};
     static const char *const implicit[] = {"Wstride", "Hstride", "Wdilation", "Hdilation"};
     const as_yaml_node *coefficients;
-    as_code rc = maybe(r, shape, "coefficients", AS_YAML_SEQUENCE, &coefficients);
+    as_code rc =
+        as_yaml_find(&r->at, shape, "coefficients", false, AS_YAML_SEQUENCE, &coefficients);
     for (size_t i = 0; rc == AS_OK && i < sizeof implicit / sizeof implicit[0]; i++)
         rc = set_coefficient(r, shape, implicit[i], 1);
     for (int i = 0; rc == AS_OK && coefficients && i < coefficients->n; i++) {
         const as_yaml_node *c = coefficients->items[i];
         const char *name = NULL;
         int64_t value = 1;
-        rc = check_map(r, c, "coefficient", keys);
+        rc = as_yaml_keys(&r->at, c, "coefficient", keys);
         if (rc == AS_OK)
             rc = read_text(r, c, "name", &name);
         if (rc == AS_OK)
@@ -759,11 +714,11 @@ static as_code read_dataspaces(reader *r, const as_yaml_node *list)
     for (int i = 0; i < list->n; i++) {
         const as_yaml_node *node = list->items[i], *projection, *rw;
         const char *name = NULL;
-        as_code rc = check_map(r, node, "data space", keys);
+        as_code rc = as_yaml_keys(&r->at, node, "data space", keys);
         if (rc == AS_OK)
             rc = read_text(r, node, "name", &name);
         if (rc == AS_OK)
-            rc = need(r, node, "projection", AS_YAML_SEQUENCE, &projection);
+            rc = as_yaml_find(&r->at, node, "projection", true, AS_YAML_SEQUENCE, &projection);
         if (rc != AS_OK)
             return rc;
         int d = find_dataspace(name);
@@ -786,7 +741,7 @@ static as_code read_dataspaces(reader *r, const as_yaml_node *list)
                     return rc;
         }
         if ((rw = as_yaml_get(node, "read_write")) &&
-            (rc = as_yaml_bool(r->doc, rw, "read_write", &ds->read_write, r->st)) != AS_OK)
+            (rc = as_yaml_read_bool(&r->at, node, "read_write", true, &ds->read_write)) != AS_OK)
             return rc;
     }
     for (int d = 0; d < WL_NDATASPACES; d++)
@@ -805,8 +760,8 @@ static as_code read_densities(reader *r, const as_yaml_node *densities)
         if (d < 0)
             return fail_at(r, densities->items[i], "densities: unknown data space '%s'",
                            densities->keys[i]);
-        as_code rc = read_real(r, densities, densities->keys[i], true, 0.0, true,
-                               &r->out->problem.ds[d].density);
+        as_code rc = as_yaml_read_double(&r->at, densities, densities->keys[i], true, 0.0, true,
+                                         INFINITY, &r->out->problem.ds[d].density);
         if (rc == AS_OK && r->out->problem.ds[d].density > 1.0)
             rc = fail_at(r, densities->items[i], "densities: %s above 1", densities->keys[i]);
         if (rc != AS_OK)
@@ -870,27 +825,27 @@ static as_code read_problem(reader *r, const as_yaml_node *problem)
     static const char *const keys[] = {"version", "shape", "instance", NULL};
     static const char *const shape_keys[] = {"name", "dimensions", "data_spaces", "coefficients",
                                              NULL};
-    const as_yaml_node *shape, *dims, *dataspaces, *instance;
+    const as_yaml_node *shape = NULL, *dims = NULL, *dataspaces = NULL, *instance = NULL;
     const char *name = "";
     wl_problem *p = &r->out->problem;
-    as_code rc = check_map(r, problem, "problem", keys);
+    as_code rc = as_yaml_keys(&r->at, problem, "problem", keys);
     if (rc == AS_OK)
-        rc = need(r, problem, "shape", AS_YAML_MAPPING, &shape);
+        rc = as_yaml_find(&r->at, problem, "shape", true, AS_YAML_MAPPING, &shape);
     if (rc == AS_OK)
-        rc = check_map(r, shape, "problem shape", shape_keys);
+        rc = as_yaml_keys(&r->at, shape, "problem shape", shape_keys);
     if (rc == AS_OK)
         rc = read_text(r, shape, "name", &name);
     if (rc == AS_OK)
         rc = copy_name(r, shape, r->out->problem_name, sizeof r->out->problem_name, name,
                        strlen(name));
     if (rc == AS_OK)
-        rc = need(r, shape, "dimensions", AS_YAML_SEQUENCE, &dims);
+        rc = as_yaml_find(&r->at, shape, "dimensions", true, AS_YAML_SEQUENCE, &dims);
     if (rc == AS_OK)
         rc = read_dimensions(r, dims);
     if (rc == AS_OK)
         rc = read_coefficients(r, shape);
     if (rc == AS_OK)
-        rc = need(r, problem, "instance", AS_YAML_MAPPING, &instance);
+        rc = as_yaml_find(&r->at, problem, "instance", true, AS_YAML_MAPPING, &instance);
     for (int d = 0; d < WL_NDATASPACES; d++) {
         p->ds[d].name = dataspace_names[d];
         p->ds[d].density = 1.0;
@@ -899,7 +854,7 @@ static as_code read_problem(reader *r, const as_yaml_node *problem)
     if (rc == AS_OK)
         rc = read_instance(r, instance);
     if (rc == AS_OK)
-        rc = need(r, shape, "data_spaces", AS_YAML_SEQUENCE, &dataspaces);
+        rc = as_yaml_find(&r->at, shape, "data_spaces", true, AS_YAML_SEQUENCE, &dataspaces);
     if (rc == AS_OK)
         rc = read_dataspaces(r, dataspaces);
     if (rc != AS_OK)
@@ -1099,7 +1054,7 @@ static as_code read_keep_list(const reader *r, const as_yaml_node *node, const c
 {
     const arch_level *hw = &r->out->arch.level[dir->level];
     const as_yaml_node *list;
-    as_code rc = maybe(r, node, key, AS_YAML_SEQUENCE, &list);
+    as_code rc = as_yaml_find(&r->at, node, key, false, AS_YAML_SEQUENCE, &list);
     for (int i = 0; rc == AS_OK && list && i < list->n; i++) {
         const as_yaml_node *item = list->items[i];
         int ds = find_dataspace(item->kind == AS_YAML_SCALAR ? item->scalar : "");
@@ -1123,11 +1078,11 @@ static as_code read_loops(const reader *r, const as_yaml_node *node, directive_c
 {
     const as_yaml_node *factors, *permutation, *split;
     default_order(r, dir->order);
-    as_code rc = maybe(r, node, "factors", AS_YAML_SCALAR, &factors);
+    as_code rc = as_yaml_find(&r->at, node, "factors", false, AS_YAML_SCALAR, &factors);
     if (rc == AS_OK && factors)
         rc = read_factors(r, factors, context, dir);
     if (rc == AS_OK)
-        rc = maybe(r, node, "permutation", AS_YAML_SCALAR, &permutation);
+        rc = as_yaml_find(&r->at, node, "permutation", false, AS_YAML_SCALAR, &permutation);
     if (rc == AS_OK && permutation)
         rc = read_permutation(r, permutation, dir);
     if (rc != AS_OK || dir->kind != DIRECTIVE_SPATIAL || !(split = as_yaml_get(node, "split")))
@@ -1168,9 +1123,8 @@ static as_code read_directive(const reader *r, const as_yaml_node *node, directi
                        "bypass)",
                        what, type);
     dir->kind = directive_types[t].kind;
-    if ((rc = as_yaml_check_keys(r->doc, node,
-                                 context == IN_MAPPING ? "mapping directive" : "constraint",
-                                 directive_types[t].keys, r->st)) != AS_OK)
+    if ((rc = as_yaml_keys(&r->at, node, context == IN_MAPPING ? "mapping directive" : "constraint",
+                           directive_types[t].keys)) != AS_OK)
         return rc;
     dir->level = find_level(arch, target);
     if (dir->level < 0)
@@ -1292,9 +1246,9 @@ static as_code read_constraints(reader *r, const as_yaml_node *constraints)
 {
     static const char *const keys[] = {"targets", NULL};
     const as_yaml_node *targets;
-    as_code rc = check_map(r, constraints, "architecture_constraints", keys);
+    as_code rc = as_yaml_keys(&r->at, constraints, "architecture_constraints", keys);
     if (rc == AS_OK)
-        rc = need(r, constraints, "targets", AS_YAML_SEQUENCE, &targets);
+        rc = as_yaml_find(&r->at, constraints, "targets", true, AS_YAML_SEQUENCE, &targets);
     return rc == AS_OK ? read_directives(r, targets, IN_CONSTRAINTS) : rc;
 }
 
@@ -1360,13 +1314,13 @@ static as_code read_ert_table(reader *r, const as_yaml_node *table, int index)
     double energy[N_ACTIONS] = {0};
     bool given[N_ACTIONS] = {false};
     const as_yaml_node *actions;
-    as_code rc = check_map(r, table, "ERT table", keys);
+    as_code rc = as_yaml_keys(&r->at, table, "ERT table", keys);
     if (rc == AS_OK)
-        rc = need(r, table, "actions", AS_YAML_SEQUENCE, &actions);
+        rc = as_yaml_find(&r->at, table, "actions", true, AS_YAML_SEQUENCE, &actions);
     for (int i = 0; rc == AS_OK && i < actions->n; i++) {
         const as_yaml_node *action = actions->items[i];
         const char *name = NULL;
-        rc = check_map(r, action, "ERT action", action_keys);
+        rc = as_yaml_keys(&r->at, action, "ERT action", action_keys);
         if (rc == AS_OK)
             rc = read_text(r, action, "name", &name);
         if (rc != AS_OK)
@@ -1380,7 +1334,7 @@ static as_code read_ert_table(reader *r, const as_yaml_node *table, int index)
         if (given[a])
             return fail_at(r, action, "ERT action '%s' is given twice", name);
         given[a] = true;
-        rc = read_real(r, action, "energy", true, 0.0, false, &energy[a]);
+        rc = as_yaml_read_double(&r->at, action, "energy", true, 0.0, false, INFINITY, &energy[a]);
     }
     if (rc != AS_OK)
         return rc;
@@ -1404,9 +1358,11 @@ static as_code read_art_table(reader *r, const as_yaml_node *table, int index)
 {
     static const char *const keys[] = {"name", "area", NULL};
     arch_spec *arch = &r->out->arch;
-    as_code rc = check_map(r, table, "ART table", keys);
+    as_code rc = as_yaml_keys(&r->at, table, "ART table", keys);
     double *area = index == arch->n_levels ? &arch->compute.area_um2 : &arch->level[index].area_um2;
-    return rc == AS_OK ? read_real(r, table, "area", true, 0.0, false, area) : rc;
+    return rc == AS_OK
+               ? as_yaml_read_double(&r->at, table, "area", true, 0.0, false, INFINITY, area)
+               : rc;
 }
 
 /* The two kinds of Accelergy table file. */
@@ -1425,23 +1381,23 @@ static as_code read_table_file(reader *r, const char *path, const table_file *ki
     static const char *const keys[] = {"version", "tables", NULL};
     const char *top_key = kind->top_keys[0];
     as_yaml_doc doc;
-    as_code rc = as_yaml_load(path, &doc, r->st);
+    as_code rc = as_yaml_load(path, &doc, r->at.st);
     if (rc != AS_OK)
         return rc;
-    r->doc = &doc;
+    r->at = as_yaml_reader_of(&doc, r->at.st);
     const as_yaml_node *body = NULL, *tables = NULL;
     bool seen[ARCH_MAX_LEVELS + 1] = {false};
     int n = r->out->arch.n_levels;
     if (!doc.root)
         rc = fail_at(r, NULL, "empty file");
     if (rc == AS_OK)
-        rc = check_map(r, doc.root, kind->what, kind->top_keys);
+        rc = as_yaml_keys(&r->at, doc.root, kind->what, kind->top_keys);
     if (rc == AS_OK)
-        rc = need(r, doc.root, top_key, AS_YAML_MAPPING, &body);
+        rc = as_yaml_find(&r->at, doc.root, top_key, true, AS_YAML_MAPPING, &body);
     if (rc == AS_OK)
-        rc = check_map(r, body, top_key, keys);
+        rc = as_yaml_keys(&r->at, body, top_key, keys);
     if (rc == AS_OK)
-        rc = need(r, body, "tables", AS_YAML_SEQUENCE, &tables);
+        rc = as_yaml_find(&r->at, body, "tables", true, AS_YAML_SEQUENCE, &tables);
     for (int i = 0; rc == AS_OK && i < tables->n; i++) {
         int index;
         rc = find_component(r, tables->items[i], seen, &index);
@@ -1527,7 +1483,8 @@ static as_code read_metrics(const reader *r, const as_yaml_node *mapper, map_sea
     const int max_metrics = (int)(sizeof o->objective.metric / sizeof o->objective.metric[0]);
     const as_yaml_node *list;
     o->objective = (map_objective){.n_metrics = 1, .metric = {MAP_METRIC_EDP}};
-    as_code rc = maybe(r, mapper, "optimization_metrics", AS_YAML_SEQUENCE, &list);
+    as_code rc =
+        as_yaml_find(&r->at, mapper, "optimization_metrics", false, AS_YAML_SEQUENCE, &list);
     if (rc != AS_OK || !list)
         return rc;
     if (list->n < 1 || list->n > max_metrics)
@@ -1569,7 +1526,7 @@ static as_code read_mapper_settings(const reader *r, const as_yaml_node *mapper,
     memset(o, 0, sizeof *o);
     o->seed = 1;
     int64_t threads = 0, permutations = 1;
-    as_code rc = check_map(r, mapper, "mapper", keys);
+    as_code rc = as_yaml_keys(&r->at, mapper, "mapper", keys);
     if (rc == AS_OK)
         rc = read_algorithm(r, mapper, o);
     if (rc == AS_OK)
@@ -1593,13 +1550,10 @@ static as_code read_mapspace(const reader *r, const as_yaml_node *mapspace)
 {
     static const char *const keys[] = {"version", "template", NULL};
     const char *template_name = "uber";
-    as_code rc = check_map(r, mapspace, "mapspace", keys);
-    if (rc == AS_OK)
-        rc = read_text(r, mapspace, "template", &template_name);
-    if (rc == AS_OK && strcmp(template_name, "uber") != 0)
-        rc = fail_at(r, as_yaml_get(mapspace, "template"),
-                     "mapspace: template '%s' is not supported (expected uber)", template_name);
-    return rc;
+    as_code rc = as_yaml_keys(&r->at, mapspace, "mapspace", keys);
+    return rc == AS_OK ? read_supported(r, mapspace, "template", "mapspace: template", "uber",
+                                        &template_name)
+                       : rc;
 }
 
 /* ---------------------------------------------------- model and mapper input */
@@ -1610,7 +1564,7 @@ static as_code read_mapspace(const reader *r, const as_yaml_node *mapspace)
 /* clang-format off */
 static const char *const model_keys[] = {
     "architecture", "problem", "mapping", "architecture_constraints", "compound_components",
-    "globals", "dumped_by_timeloop_front_end", NULL};
+    "globals", "dumped_by_timeloop_front_end", "accelsearch", NULL};
 static const char *const mapper_keys[] = {
     "architecture", "problem", "architecture_constraints", "mapper", "mapspace",
     "compound_components", "globals", "dumped_by_timeloop_front_end", NULL};
@@ -1624,18 +1578,53 @@ static as_code read_mapper_sections(reader *r, const as_yaml_node *root,
                                     map_search_options *options)
 {
     const as_yaml_node *constraints, *mapper, *mapspace;
-    as_code rc = maybe(r, root, "architecture_constraints", AS_YAML_MAPPING, &constraints);
+    as_code rc = as_yaml_find(&r->at, root, "architecture_constraints", false, AS_YAML_MAPPING,
+                              &constraints);
     if (rc == AS_OK && constraints)
         rc = read_constraints(r, constraints);
     default_mapping(r, &r->out->mapping);
     if (rc == AS_OK)
-        rc = need(r, root, "mapper", AS_YAML_MAPPING, &mapper);
+        rc = as_yaml_find(&r->at, root, "mapper", true, AS_YAML_MAPPING, &mapper);
     if (rc == AS_OK)
         rc = read_mapper_settings(r, mapper, options);
     if (rc == AS_OK)
-        rc = maybe(r, root, "mapspace", AS_YAML_MAPPING, &mapspace);
+        rc = as_yaml_find(&r->at, root, "mapspace", false, AS_YAML_MAPPING, &mapspace);
     if (rc == AS_OK && mapspace)
         rc = read_mapspace(r, mapspace);
+    return rc;
+}
+
+/* The `accelsearch` section of a model input written for a network layer
+ * (timeloop_save.c): the tensors' precisions over the word sizes
+ * set_dataspace_bits gave, the DRAM bytes outside the loop nest and the
+ * DRAM interface (applied after the tables, which would set it too). */
+static as_code read_layer_context(reader *r, const as_yaml_node *root)
+{
+    static const char *const keys[] = {"tensor_bits", "outside_dram_bytes", "dram_bandwidth_GBps",
+                                       "dram_pJ_per_bit", NULL};
+    const as_yaml_node *section, *bits;
+    as_code rc = as_yaml_find(&r->at, root, "accelsearch", false, AS_YAML_MAPPING, &section);
+    if (rc != AS_OK || !section)
+        return rc;
+    rc = as_yaml_keys(&r->at, section, "accelsearch", keys);
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, section, "tensor_bits", true, AS_YAML_MAPPING, &bits);
+    if (rc == AS_OK)
+        rc = as_yaml_keys(&r->at, bits, "tensor_bits", dataspace_names_list);
+    for (int d = 0; rc == AS_OK && d < WL_NDATASPACES; d++) {
+        int64_t value = 0;
+        rc = read_int(r, bits, dataspace_names[d], true, 1, &value);
+        r->out->problem.ds[d].bits = (int)value;
+    }
+    if (rc == AS_OK)
+        rc = read_int(r, section, "outside_dram_bytes", true, 0, &r->out->outside_dram_bytes);
+    if (rc == AS_OK)
+        rc = as_yaml_read_double(&r->at, section, "dram_bandwidth_GBps", true, 0.0, false, INFINITY,
+                                 &r->dram_bandwidth_GBps);
+    if (rc == AS_OK)
+        rc = as_yaml_read_double(&r->at, section, "dram_pJ_per_bit", true, 0.0, false, INFINITY,
+                                 &r->dram_pJ_per_bit);
+    r->out->is_layer = rc == AS_OK;
     return rc;
 }
 
@@ -1648,13 +1637,13 @@ static as_code read_input(reader *r, const as_yaml_node *root, map_search_option
     const as_yaml_node *architecture, *problem, *mapping = NULL;
     if (!root)
         return fail_at(r, NULL, "empty file");
-    as_code rc = check_map(r, root, what, options ? mapper_keys : model_keys);
+    as_code rc = as_yaml_keys(&r->at, root, what, options ? mapper_keys : model_keys);
     if (rc == AS_OK)
-        rc = need(r, root, "architecture", AS_YAML_MAPPING, &architecture);
+        rc = as_yaml_find(&r->at, root, "architecture", true, AS_YAML_MAPPING, &architecture);
     if (rc == AS_OK)
-        rc = need(r, root, "problem", AS_YAML_MAPPING, &problem);
+        rc = as_yaml_find(&r->at, root, "problem", true, AS_YAML_MAPPING, &problem);
     if (rc == AS_OK && !options)
-        rc = need(r, root, "mapping", AS_YAML_SEQUENCE, &mapping);
+        rc = as_yaml_find(&r->at, root, "mapping", true, AS_YAML_SEQUENCE, &mapping);
     if (rc == AS_OK)
         rc = read_architecture(r, architecture);
     if (rc == AS_OK)
@@ -1663,6 +1652,8 @@ static as_code read_input(reader *r, const as_yaml_node *root, map_search_option
         rc = options ? read_mapper_sections(r, root, options) : read_mapping(r, mapping);
     if (rc == AS_OK)
         set_dataspace_bits(r->out);
+    if (rc == AS_OK && !options)
+        rc = read_layer_context(r, root);
     return rc;
 }
 
@@ -1704,12 +1695,12 @@ static as_code load_input(const char *path, const char *ert_path, const char *ar
                           map_timeloop_case *out, map_search_options *options, as_status *st)
 {
     memset(out, 0, sizeof *out);
-    reader r = {.st = st, .out = out};
+    reader r = {.at = as_yaml_reader_of(NULL, st), .out = out};
     as_yaml_doc doc;
     as_code rc = as_yaml_load(path, &doc, st);
     if (rc != AS_OK)
         return rc;
-    r.doc = &doc;
+    r.at.doc = &doc;
     rc = read_input(&r, doc.root, options);
     as_yaml_free(&doc);
     if (rc == AS_OK && ert_path)
@@ -1720,6 +1711,10 @@ static as_code load_input(const char *path, const char *ert_path, const char *ar
         set_dram_energy(&out->arch);
     if (rc == AS_OK && (!ert_path || !art_path))
         fill_from_tables(&out->arch, !ert_path, !art_path);
+    if (out->is_layer) {
+        out->arch.dram.bandwidth_GBps = r.dram_bandwidth_GBps;
+        out->arch.dram.energy_pJ_per_bit = r.dram_pJ_per_bit;
+    }
     return rc;
 }
 
@@ -1734,4 +1729,20 @@ as_code map_timeloop_load_mapper(const char *mapper_input_path, const char *ert_
 {
     memset(&out->options, 0, sizeof out->options);
     return load_input(mapper_input_path, ert_path, art_path, &out->model, &out->options, st);
+}
+
+bool map_timeloop_evaluate(const map_timeloop_case *c, map_eval *e, map_layer_result *layer)
+{
+    map_evaluate(&c->arch, &c->problem, &c->mapping, e);
+    if (!c->is_layer || e->validity != MAP_VALID)
+        return false;
+    memset(layer, 0, sizeof *layer);
+    layer->op = -1;
+    layer->mapped = true;
+    layer->macs = layer->padded_macs = e->macs;
+    layer->mapping = c->mapping;
+    layer->problem = c->problem;
+    map_cost_mapped_layer(&c->arch, e, &c->problem, c->outside_dram_bytes, layer);
+    map_finish_layer(&c->arch, layer);
+    return true;
 }

@@ -19,6 +19,15 @@
  * all dimensions (so that its permutation is complete), a spatial one when
  * it has fanout, and a datatype one with its keep and bypass lists.
  *
+ * A case made from a network layer (map_timeloop_layer_case) also gets an
+ * `accelsearch` section, which Timeloop ignores: the tensors' precisions
+ * per data space, the DRAM bytes the layer moves outside its loop nest (a
+ * conv's bias) and the DRAM interface (bandwidth, energy per bit, written
+ * exactly).  With it map_timeloop_evaluate charges the layer what
+ * map_network_evaluate charged, to the bit: Timeloop's format alone holds
+ * only the hardware's word widths, so fp32 tensors on 16-bit words would
+ * read back at 16 bits in DRAM and the bias would be lost.
+ *
  * Not expressible, and refused: compute that is not independent MACs
  * (systolic arrays, vectors), capacities split between data spaces (a
  * split that gives room to one data space only is written as the level's
@@ -31,6 +40,7 @@
  * Wpad carry the top / left amounts), a network without multicast.
  */
 #include "mapping.h"
+#include "network_private.h"
 #include "timeloop_private.h"
 
 #include <stdarg.h>
@@ -350,6 +360,23 @@ static void put_problem(writer *w, const uint8_t *dims, int n_dims)
     put(w, "}\n");
 }
 
+/* The layer context of a case made from a network layer (see
+ * map_timeloop_case): what map_network_evaluate charges beyond the loop
+ * nest.  Timeloop ignores the section; timeloop_io.c reads it back. */
+static void put_layer_context(writer *w)
+{
+    const map_timeloop_case *c = w->c;
+    char buf[AS_DOUBLE_TEXT_BYTES];
+    if (!c->is_layer)
+        return;
+    put(w, "accelsearch:\n  tensor_bits: {");
+    for (int d = 0; d < WL_NDATASPACES; d++)
+        put(w, "%s%s: %d", d ? ", " : "", c->problem.ds[d].name, c->problem.ds[d].bits);
+    put(w, "}\n  outside_dram_bytes: %lld\n", (long long)c->outside_dram_bytes);
+    put(w, "  dram_bandwidth_GBps: %s\n", as_format_double(c->arch.dram.bandwidth_GBps, buf));
+    put(w, "  dram_pJ_per_bit: %s\n", as_format_double(c->arch.dram.energy_pJ_per_bit, buf));
+}
+
 /* ------------------------------------------------------------- mapping */
 
 /* The loop part of a directive: factors and permutation in the given
@@ -442,7 +469,42 @@ as_code map_timeloop_save(const map_timeloop_case *c, const char *path, as_statu
     put(&w, "mapping:\n");
     for (int i = 0; i < c->arch.n_levels; i++)
         put_level_mapping(&w, i);
+    put_layer_context(&w);
     return close_output(w.f, path, st);
+}
+
+/* A file name from a layer name: [A-Za-z0-9_.-] kept, the rest '_'. */
+static void layer_file_name(const char *name, int32_t layer, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; name[n] && n + 1 < size; n++) {
+        char ch = name[n];
+        bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                     (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
+        out[n] = plain ? ch : '_';
+    }
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, size, "layer%d", (int)layer);
+}
+
+as_code map_timeloop_layer_case(const wl_graph *g, const arch_spec *a, const map_network_result *r,
+                                int32_t layer, map_timeloop_case *out, as_status *st)
+{
+    if (layer < 0 || layer >= r->n_layers || r->layers[layer].problem_class < 0 ||
+        !r->layers[layer].mapped)
+        return as_fail(st, AS_EINVAL, "layer %d is not a mapped compute layer", (int)layer);
+    const map_layer_result *l = &r->layers[layer];
+    memset(out, 0, sizeof *out);
+    out->arch = *a;
+    out->problem = l->problem;
+    out->mapping = l->mapping;
+    for (int d = 0; d < WL_NDIMS; d++)
+        snprintf(out->dim_names[d], sizeof out->dim_names[d], "%s", wl_dim_name((wl_dim)d));
+    layer_file_name(g->ops[l->op].name, layer, out->problem_name, sizeof out->problem_name);
+    out->is_layer = true;
+    out->outside_dram_bytes = map_outside_dram_bytes(g, a, l->op, &l->problem);
+    return AS_OK;
 }
 
 /* The ERT / ART name of level i (n_levels: the MACs). */

@@ -21,53 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KEY_BYTES = 96, TEXT_BYTES = 64, WHY_BYTES = 200 };
+enum { TEXT_BYTES = 64, WHY_BYTES = 200 };
 
-/* The document being read and the template its space fills in. */
+/* The document being read (core's strict reader, at the top) and the
+ * template its space fills in. */
 typedef struct reader {
-    const as_yaml_doc *doc;
-    as_status *st;
+    as_yaml_reader at;
     const se_template_def *t;
 } reader;
-
-/* Fail with "path:line: key: message" at node (line 0 without one). */
-static as_code fail_at(const reader *r, const as_yaml_node *node, const char *key, const char *fmt,
-                       ...) AS_PRINTF(4, 5);
-static as_code fail_at(const reader *r, const as_yaml_node *node, const char *key, const char *fmt,
-                       ...)
-{
-    char message[AS_MSG_BYTES];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    return as_fail(r->st, AS_EINVAL, "%s:%d: %s: %s", r->doc->path, node ? node->line : 0, key,
-                   message);
-}
-
-/* "section.name" (or "section.name.field" when field is not NULL) into
- * buf (KEY_BYTES), for messages. */
-static const char *key_path(char *buf, const char *section, const char *name, const char *field)
-{
-    snprintf(buf, KEY_BYTES, "%s.%.40s%s%s", section, name, field ? "." : "", field ? field : "");
-    return buf;
-}
-
-/* Fail unless node is a mapping. */
-static as_code expect_mapping(const reader *r, const as_yaml_node *node, const char *key)
-{
-    if (node->kind == AS_YAML_MAPPING)
-        return AS_OK;
-    return fail_at(r, node, key, "expected a mapping, got a %s",
-                   node->kind == AS_YAML_SEQUENCE ? "sequence" : "scalar");
-}
-
-/* Whether node is YAML's null: an empty value, "~" or "null". */
-static bool is_null(const as_yaml_node *node)
-{
-    return node->kind == AS_YAML_SCALAR && (!node->scalar[0] || strcmp(node->scalar, "~") == 0 ||
-                                            strcmp(node->scalar, "null") == 0);
-}
 
 /* -------------------------------------------------------------- amounts */
 
@@ -101,37 +62,34 @@ static bool parse_bytes(const char *text, int64_t *out)
     return false;
 }
 
-/* An integer under key into *out: a byte count with an optional unit
- * when bytes, else a YAML integer. */
-static as_code read_amount(const reader *r, const as_yaml_node *node, const char *key, bool bytes,
-                           int64_t *out)
+/* The integer node (the value of key under r) into *out: a byte count
+ * with an optional unit when bytes, else a YAML integer. */
+static as_code read_amount(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
+                           bool bytes, int64_t *out)
 {
+    char where[AS_YAML_PATH_BYTES];
     if (!bytes)
-        return as_yaml_int(r->doc, node, key, out, r->st);
+        return as_yaml_int(r->doc, node, as_yaml_key_path(r, key, where), out, r->st);
     if (node->kind == AS_YAML_SCALAR && parse_bytes(node->scalar, out))
         return AS_OK;
-    return fail_at(r, node, key, "expected a byte count such as 4096 or '16 KiB', got '%.40s'",
-                   node->kind == AS_YAML_SCALAR ? node->scalar : "(not a scalar)");
+    return as_yaml_fail(r, node, key, "expected a byte count such as 4096 or '16 KiB', got '%.40s'",
+                        node->kind == AS_YAML_SCALAR ? node->scalar : "(not a scalar)");
 }
 
-/* The index of the choice named by node among the n names, or a failure
- * listing them. */
-static as_code read_choice(const reader *r, const as_yaml_node *node, const char *key,
+/* The index of the choice named by node (the value of key under r) among
+ * the n names, or a failure listing them. */
+static as_code read_choice(const as_yaml_reader *r, const as_yaml_node *node, const char *key,
                            const char (*names)[SE_NAME_BYTES], int n, int64_t *out)
 {
-    char list[TEXT_BYTES * 2] = "";
-    size_t used = 0;
-    for (int c = 0; c < n; c++) {
-        if (node->kind == AS_YAML_SCALAR && strcmp(node->scalar, names[c]) == 0) {
-            *out = c;
-            return AS_OK;
-        }
-        if (used < sizeof list)
-            used +=
-                (size_t)snprintf(list + used, sizeof list - used, "%s%s", c ? ", " : "", names[c]);
-    }
-    return fail_at(r, node, key, "expected one of %s, got '%.40s'", list,
-                   node->kind == AS_YAML_SCALAR ? node->scalar : "(not a scalar)");
+    const char *list[SE_MAX_CHOICES + 1];
+    int index = 0;
+    for (int c = 0; c < n && c < SE_MAX_CHOICES; c++)
+        list[c] = names[c];
+    list[n < SE_MAX_CHOICES ? n : SE_MAX_CHOICES] = NULL;
+    as_code rc = as_yaml_choice(r, node, key, list, &index);
+    if (rc == AS_OK)
+        *out = index;
+    return rc;
 }
 
 /* ------------------------------------------------------------ top keys */
@@ -141,46 +99,39 @@ static as_code read_choice(const reader *r, const as_yaml_node *node, const char
 static as_code read_name(const reader *r, const as_yaml_node *map, const char *key, bool required,
                          char dst[SE_NAME_BYTES])
 {
-    const as_yaml_node *node = as_yaml_get(map, key);
+    const char *text = NULL;
     char why[WHY_BYTES];
-    if (!node)
-        return required ? fail_at(r, map, key, "missing (give a name)") : AS_OK;
-    if (node->kind != AS_YAML_SCALAR)
-        return fail_at(r, node, key, "expected a name");
-    if (strlen(node->scalar) >= SE_NAME_BYTES || !se_name_ok(node->scalar, why, sizeof why))
-        return fail_at(r, node, key, "%s",
-                       strlen(node->scalar) >= SE_NAME_BYTES ? "longer than 39 characters" : why);
+    as_code rc = as_yaml_read_text(&r->at, map, key, required, &text);
+    if (rc != AS_OK || !text)
+        return rc;
+    if (strlen(text) >= SE_NAME_BYTES || !se_name_ok(text, why, sizeof why))
+        return as_yaml_fail(&r->at, as_yaml_get(map, key), key, "%s",
+                            strlen(text) >= SE_NAME_BYTES ? "longer than 39 characters" : why);
     memset(dst, 0, SE_NAME_BYTES);
-    memcpy(dst, node->scalar, strlen(node->scalar));
+    memcpy(dst, text, strlen(text));
     return AS_OK;
 }
 
 /* technology_nm, clock_MHz and precision, each optional. */
 static as_code read_settings(const reader *r, const as_yaml_node *root, se_space *s)
 {
+    const as_yaml_reader *at = &r->at;
+    int64_t nm = s->technology_nm;
+    double MHz = s->clock_hz / 1e6;
     const as_yaml_node *node;
-    if ((node = as_yaml_get(root, "technology_nm"))) {
-        int64_t nm;
-        if (as_yaml_int(r->doc, node, "technology_nm", &nm, r->st))
-            return r->st->code;
-        if (nm < ARCH_NODE_MIN_NM || nm > ARCH_NODE_MAX_NM)
-            return fail_at(r, node, "technology_nm",
-                           "%lld is outside the %d .. %d nm the tables cover", (long long)nm,
-                           ARCH_NODE_MIN_NM, ARCH_NODE_MAX_NM);
-        s->technology_nm = (int)nm;
-    }
-    if ((node = as_yaml_get(root, "clock_MHz"))) {
-        double MHz;
-        if (as_yaml_double(r->doc, node, "clock_MHz", &MHz, r->st))
-            return r->st->code;
-        if (!(MHz > 0 && MHz <= 1e6))
-            return fail_at(r, node, "clock_MHz", "'%s' must be above 0 and at most 1e6",
-                           node->scalar);
+    as_code rc =
+        as_yaml_read_int(at, root, "technology_nm", false, ARCH_NODE_MIN_NM, ARCH_NODE_MAX_NM, &nm);
+    if (rc != AS_OK)
+        return rc;
+    s->technology_nm = (int)nm;
+    if (as_yaml_get(root, "clock_MHz")) {
+        if ((rc = as_yaml_read_double(at, root, "clock_MHz", true, 0, true, 1e6, &MHz)) != AS_OK)
+            return rc;
         s->clock_hz = MHz * 1e6;
     }
     if ((node = as_yaml_get(root, "precision")) &&
         (node->kind != AS_YAML_SCALAR || !wl_precision_parse(node->scalar, &s->precision)))
-        return fail_at(r, node, "precision", "expected fp32, fp16, bf16, int8 or mixed");
+        return as_yaml_fail(at, node, "precision", "expected fp32, fp16, bf16, int8 or mixed");
     return AS_OK;
 }
 
@@ -192,48 +143,46 @@ static const char *const ENUM_KEYS[] = {"choices", NULL};
 static const char *const *const SPEC_KEYS[] = {
     [SE_PARAM_INT] = INT_KEYS, [SE_PARAM_POW2] = POW2_KEYS, [SE_PARAM_ENUM] = ENUM_KEYS};
 
-/* The choices of an ENUM's spec (a list of names) into p. */
-static as_code read_choices(const reader *r, const as_yaml_node *list, const char *key, se_param *p)
+/* The choices of an ENUM's spec (a list of names, the value of key under
+ * r) into p. */
+static as_code read_choices(const as_yaml_reader *r, const as_yaml_node *list, const char *key,
+                            se_param *p)
 {
     if (list->kind != AS_YAML_SEQUENCE || list->n < 1 || list->n > SE_MAX_CHOICES)
-        return fail_at(r, list, key, "expected a list of 1 to %d choices, e.g. [private, shared]",
-                       SE_MAX_CHOICES);
+        return as_yaml_fail(r, list, key,
+                            "expected a list of 1 to %d choices, e.g. [private, shared]",
+                            SE_MAX_CHOICES);
     memset(p->choice, 0, sizeof p->choice);
     p->n_choices = list->n;
     for (int c = 0; c < list->n; c++) {
         const as_yaml_node *item = list->items[c];
         if (item->kind != AS_YAML_SCALAR || strlen(item->scalar) >= SE_NAME_BYTES)
-            return fail_at(r, item, key, "expected a choice name");
+            return as_yaml_fail(r, item, key, "expected a choice name");
         memcpy(p->choice[c], item->scalar, strlen(item->scalar));
     }
     return AS_OK;
 }
 
-/* The keys of a parameter's spec mapping into p (which holds the
- * template's range: what the spec leaves out stays). */
-static as_code read_spec_keys(const reader *r, const se_template_param *tp,
-                              const as_yaml_node *spec, const char *where, se_param *p)
+/* The keys of a parameter's spec mapping (r is its reader) into p (which
+ * holds the template's range: what the spec leaves out stays). */
+static as_code read_spec_keys(const as_yaml_reader *r, const se_template_param *tp,
+                              const as_yaml_node *spec, se_param *p)
 {
-    char key[KEY_BYTES];
     const as_yaml_node *node;
     int64_t *const bounds[] = {&p->min, &p->max, &p->stride};
     static const char *const BOUND_KEYS[] = {"min", "max", "stride"};
-    for (int b = 0; b < 3; b++) {
+    as_code rc = AS_OK;
+    for (int b = 0; b < 3 && rc == AS_OK; b++) {
         if (p->kind == SE_PARAM_ENUM || (b == 2 && p->kind != SE_PARAM_INT))
             continue;
-        snprintf(key, sizeof key, "%.60s.%s", where, BOUND_KEYS[b]);
-        if ((node = as_yaml_get(spec, BOUND_KEYS[b])) &&
-            read_amount(r, node, key, tp->bytes, bounds[b]))
-            return r->st->code;
+        if ((node = as_yaml_get(spec, BOUND_KEYS[b])))
+            rc = read_amount(r, node, BOUND_KEYS[b], tp->bytes, bounds[b]);
     }
-    snprintf(key, sizeof key, "%.60s.zero", where);
-    if (p->kind == SE_PARAM_POW2 && (node = as_yaml_get(spec, "zero")) &&
-        as_yaml_bool(r->doc, node, key, &p->zero_allowed, r->st))
-        return r->st->code;
-    snprintf(key, sizeof key, "%.60s.choices", where);
-    if (p->kind == SE_PARAM_ENUM && (node = as_yaml_get(spec, "choices")))
-        return read_choices(r, node, key, p);
-    return AS_OK;
+    if (rc == AS_OK && p->kind == SE_PARAM_POW2)
+        rc = as_yaml_read_bool(r, spec, "zero", false, &p->zero_allowed);
+    if (rc == AS_OK && p->kind == SE_PARAM_ENUM && (node = as_yaml_get(spec, "choices")))
+        rc = read_choices(r, node, "choices", p);
+    return rc;
 }
 
 /* Parameter tp of the template from its spec node: null (the template's
@@ -242,20 +191,22 @@ static as_code read_spec_keys(const reader *r, const se_template_param *tp,
 static as_code read_param(const reader *r, const se_template_param *tp, const as_yaml_node *spec,
                           se_param *p)
 {
-    char where[KEY_BYTES], key[KEY_BYTES], why[WHY_BYTES];
-    key_path(where, "parameters", tp->range.name, NULL);
+    char why[WHY_BYTES];
+    as_yaml_reader params = as_yaml_enter(&r->at, "parameters");
+    as_yaml_reader at = as_yaml_enter(&params, tp->range.name);
+    as_code rc;
     *p = tp->range;
-    if (is_null(spec))
+    if (as_yaml_is_null(spec))
         return AS_OK;
-    if (expect_mapping(r, spec, where) ||
-        as_yaml_check_keys(r->doc, spec, where, SPEC_KEYS[p->kind], r->st) ||
-        read_spec_keys(r, tp, spec, where, p))
-        return r->st->code;
+    if ((rc = as_yaml_expect(&params, spec, tp->range.name, AS_YAML_MAPPING)) != AS_OK ||
+        (rc = as_yaml_keys(&at, spec, NULL, SPEC_KEYS[p->kind])) != AS_OK ||
+        (rc = read_spec_keys(&at, tp, spec, p)) != AS_OK)
+        return rc;
     const char *bad = se_param_problem(tp, p, why, sizeof why);
     if (!bad)
         return AS_OK;
-    const as_yaml_node *at = as_yaml_get(spec, bad);
-    return fail_at(r, at ? at : spec, key_path(key, "parameters", tp->range.name, bad), "%s", why);
+    const as_yaml_node *node = as_yaml_get(spec, bad);
+    return as_yaml_fail(&at, node ? node : spec, bad, "%s", why);
 }
 
 /* The `parameters:` mapping (required, at least one) into s, in file
@@ -265,22 +216,23 @@ static as_code read_parameters(const reader *r, const as_yaml_node *root, se_spa
 {
     const as_yaml_node *map = as_yaml_get(root, "parameters");
     char names[256];
+    as_code rc;
     if (!map)
-        return fail_at(r, root, "parameters", "missing (list at least one parameter)");
-    if (expect_mapping(r, map, "parameters"))
-        return r->st->code;
+        return as_yaml_fail(&r->at, root, "parameters", "missing (list at least one parameter)");
+    if ((rc = as_yaml_expect(&r->at, map, "parameters", AS_YAML_MAPPING)) != AS_OK)
+        return rc;
     if (map->n == 0)
-        return fail_at(r, map, "parameters", "empty (list at least one parameter)");
+        return as_yaml_fail(&r->at, map, "parameters", "empty (list at least one parameter)");
     for (int i = 0; i < map->n; i++) {
         int k = se_template_param_find(r->t, map->keys[i]);
         if (k < 0) {
             se_template_param_names(r->t, names, sizeof names);
-            return as_fail(r->st, AS_EINVAL,
+            return as_fail(r->at.st, AS_EINVAL,
                            "%s:%d: parameters.%.40s: not a parameter of the %s template (%s)",
-                           r->doc->path, map->key_lines[i], map->keys[i], r->t->name, names);
+                           r->at.doc->path, map->key_lines[i], map->keys[i], r->t->name, names);
         }
-        if (read_param(r, &r->t->param[k], map->items[i], &s->param[s->n_params]))
-            return r->st->code;
+        if ((rc = read_param(r, &r->t->param[k], map->items[i], &s->param[s->n_params])) != AS_OK)
+            return rc;
         s->param[s->n_params].n_values = se_param_count(&s->param[s->n_params]);
         s->n_params++;
         listed[k] = true;
@@ -288,9 +240,10 @@ static as_code read_parameters(const reader *r, const as_yaml_node *root, se_spa
     return AS_OK;
 }
 
-/* A value of template parameter tp under key: an ENUM's choice name (as
- * an index into the template's choices), else an amount. */
-static as_code read_template_value(const reader *r, const se_template_param *tp,
+/* A value of template parameter tp (node, the value of key under r): an
+ * ENUM's choice name (as an index into the template's choices), else an
+ * amount. */
+static as_code read_template_value(const as_yaml_reader *r, const se_template_param *tp,
                                    const as_yaml_node *node, const char *key, int64_t *out)
 {
     if (tp->range.kind == SE_PARAM_ENUM)
@@ -303,25 +256,26 @@ static as_code read_template_value(const reader *r, const se_template_param *tp,
 static as_code read_fixed(const reader *r, const as_yaml_node *root, se_space *s,
                           const bool listed[SE_MAX_PARAMS])
 {
-    const as_yaml_node *map = as_yaml_get(root, "fixed");
-    char key[KEY_BYTES], why[WHY_BYTES];
-    if (!map || is_null(map))
-        return AS_OK;
-    if (expect_mapping(r, map, "fixed"))
-        return r->st->code;
+    const as_yaml_node *map;
+    as_yaml_reader at = as_yaml_enter(&r->at, "fixed");
+    char why[WHY_BYTES];
+    as_code rc = as_yaml_find_section(&r->at, root, "fixed", &map);
+    if (rc != AS_OK || !map)
+        return rc;
     for (int i = 0; i < map->n; i++) {
         const as_yaml_node *node = map->items[i];
-        int k = se_template_param_find(r->t, map->keys[i]);
-        key_path(key, "fixed", map->keys[i], NULL);
+        const char *key = map->keys[i];
+        int k = se_template_param_find(r->t, key);
         if (k < 0)
-            return fail_at(r, node, key, "not a parameter of the %s template", r->t->name);
+            return as_yaml_fail(&at, node, key, "not a parameter of the %s template", r->t->name);
         if (listed[k])
-            return fail_at(r, node, key, "searched under parameters, so it cannot be fixed too");
+            return as_yaml_fail(&at, node, key,
+                                "searched under parameters, so it cannot be fixed too");
         int64_t v;
-        if (read_template_value(r, &r->t->param[k], node, key, &v))
-            return r->st->code;
+        if ((rc = read_template_value(&at, &r->t->param[k], node, key, &v)) != AS_OK)
+            return rc;
         if (!se_fixed_value_ok(&r->t->param[k], v, why, sizeof why))
-            return fail_at(r, node, key, "%s", why);
+            return as_yaml_fail(&at, node, key, "%s", why);
         s->fixed[k] = v;
     }
     return AS_OK;
@@ -350,13 +304,13 @@ static as_code read_constraints(const reader *r, const as_yaml_node *root, se_sp
 {
     static const char *const KEYS[] = {"max_area_mm2", "max_power_W", "max_pes", "max_onchip_bytes",
                                        NULL};
-    const as_yaml_node *map = as_yaml_get(root, "constraints");
-    char key[KEY_BYTES];
-    if (!map || is_null(map))
-        return AS_OK;
-    if (expect_mapping(r, map, "constraints") ||
-        as_yaml_check_keys(r->doc, map, "constraints", KEYS, r->st))
-        return r->st->code;
+    const as_yaml_node *map;
+    as_yaml_reader at = as_yaml_enter(&r->at, "constraints");
+    as_code rc = as_yaml_find_section(&r->at, root, "constraints", &map);
+    if (rc == AS_OK && map)
+        rc = as_yaml_keys(&at, map, NULL, KEYS);
+    if (rc != AS_OK || !map)
+        return rc;
     for (int i = 0; i < N_LIMIT_KEYS; i++) {
         const struct limit_key *lk = &LIMIT_KEYS[i];
         const as_yaml_node *node = as_yaml_get(map, lk->key);
@@ -365,12 +319,13 @@ static as_code read_constraints(const reader *r, const as_yaml_node *root, se_sp
         int64_t whole = 0;
         if (!node)
             continue;
-        snprintf(key, sizeof key, "constraints.%s", lk->key);
-        if (lk->real ? as_yaml_double(r->doc, node, key, &real, r->st)
-                     : read_amount(r, node, key, lk->bytes, &whole))
-            return r->st->code;
-        if (!(real >= 0 && isfinite(real)) || whole < 0)
-            return fail_at(r, node, key, "'%s' must be 0 (no limit) or positive", node->scalar);
+        rc = lk->real ? as_yaml_read_double(&at, map, lk->key, true, 0, false, INFINITY, &real)
+                      : read_amount(&at, node, lk->key, lk->bytes, &whole);
+        if (rc != AS_OK)
+            return rc;
+        if (whole < 0)
+            return as_yaml_fail(&at, node, lk->key, "'%s' must be 0 (no limit) or positive",
+                                node->scalar);
         if (lk->real)
             memcpy(field, &real, sizeof real);
         else
@@ -395,23 +350,26 @@ static void describe_values(const se_param *p, char *buf, size_t size)
         snprintf(buf, size, "one of the %d choices listed", p->n_choices);
 }
 
-/* The index of the baseline value under key of parameter p (template
- * parameter tp): an ENUM's choice among p's, else exactly one of p's
- * values. */
-static as_code read_baseline_index(const reader *r, const se_template_param *tp, const se_param *p,
-                                   const as_yaml_node *node, const char *key, int64_t *index)
+/* The index of the baseline value (node, the value of key under r) of
+ * parameter p (template parameter tp): an ENUM's choice among p's, else
+ * exactly one of p's values. */
+static as_code read_baseline_index(const as_yaml_reader *r, const se_template_param *tp,
+                                   const se_param *p, const as_yaml_node *node, const char *key,
+                                   int64_t *index)
 {
     char values[TEXT_BYTES * 2];
     int64_t v;
+    as_code rc;
     if (p->kind == SE_PARAM_ENUM)
         return read_choice(r, node, key, p->choice, p->n_choices, index);
-    if (read_amount(r, node, key, tp->bytes, &v))
-        return r->st->code;
+    if ((rc = read_amount(r, node, key, tp->bytes, &v)) != AS_OK)
+        return rc;
     *index = se_param_index(p, v);
     if (se_param_value(p, *index) == v)
         return AS_OK;
     describe_values(p, values, sizeof values);
-    return fail_at(r, node, key, "%lld is not a value of %s (%s)", (long long)v, p->name, values);
+    return as_yaml_fail(r, node, key, "%lld is not a value of %s (%s)", (long long)v, p->name,
+                        values);
 }
 
 /* The index nearest template parameter tp's default among p's values (an
@@ -431,28 +389,27 @@ static int64_t default_index(const se_template_param *tp, const se_param *p)
  * s->baseline; parameters it leaves out take default_index. */
 static as_code read_baseline(const reader *r, const as_yaml_node *root, se_space *s)
 {
-    const as_yaml_node *map = as_yaml_get(root, "baseline");
-    char key[KEY_BYTES];
+    const as_yaml_node *map;
+    as_yaml_reader at = as_yaml_enter(&r->at, "baseline");
     for (int i = 0; i < s->n_params; i++) {
         int k = se_template_param_find(r->t, s->param[i].name);
         s->baseline[i] = default_index(&r->t->param[k], &s->param[i]);
     }
-    if (!map || is_null(map))
-        return AS_OK;
-    if (expect_mapping(r, map, "baseline"))
-        return r->st->code;
+    as_code rc = as_yaml_find_section(&r->at, root, "baseline", &map);
+    if (rc != AS_OK || !map)
+        return rc;
     for (int j = 0; j < map->n; j++) {
-        int i = se_space_find(s, map->keys[j]);
-        key_path(key, "baseline", map->keys[j], NULL);
+        const char *key = map->keys[j];
+        int i = se_space_find(s, key);
         if (i < 0)
-            return fail_at(r, map->items[j], key, "%s",
-                           se_template_param_find(r->t, map->keys[j]) >= 0
-                               ? "not searched by this space (list it under parameters)"
-                               : "not a parameter of this space");
+            return as_yaml_fail(&at, map->items[j], key, "%s",
+                                se_template_param_find(r->t, key) >= 0
+                                    ? "not searched by this space (list it under parameters)"
+                                    : "not a parameter of this space");
         int k = se_template_param_find(r->t, s->param[i].name);
-        if (read_baseline_index(r, &r->t->param[k], &s->param[i], map->items[j], key,
-                                &s->baseline[i]))
-            return r->st->code;
+        if ((rc = read_baseline_index(&at, &r->t->param[k], &s->param[i], map->items[j], key,
+                                      &s->baseline[i])) != AS_OK)
+            return rc;
     }
     return AS_OK;
 }
@@ -465,20 +422,20 @@ static as_code read_space(const as_yaml_doc *doc, se_space *s, as_status *st)
     static const char *const TOP_KEYS[] = {
         "name",  "template",    "technology_nm", "clock_MHz", "precision", "parameters",
         "fixed", "constraints", "baseline_name", "baseline",  NULL};
-    reader r = {.doc = doc, .st = st};
+    reader r = {.at = as_yaml_reader_of(doc, st)};
     const as_yaml_node *root = doc->root, *node;
     char name[SE_NAME_BYTES];
     bool listed[SE_MAX_PARAMS] = {false};
     if (!root)
         return as_fail(st, AS_EINVAL, "%s: empty document, expected a design space", doc->path);
-    if (expect_mapping(&r, root, "the design space") ||
-        as_yaml_check_keys(doc, root, "the design space", TOP_KEYS, st) ||
+    if (as_yaml_expect(&r.at, root, "the design space", AS_YAML_MAPPING) ||
+        as_yaml_keys(&r.at, root, "the design space", TOP_KEYS) ||
         read_name(&r, root, "name", true, name))
         return st->code;
     if (!(node = as_yaml_get(root, "template")))
-        return fail_at(&r, root, "template", "missing (edge or datapath)");
+        return as_yaml_fail(&r.at, root, "template", "missing (edge or datapath)");
     if (node->kind != AS_YAML_SCALAR || !(r.t = se_template_find(node->scalar)))
-        return fail_at(&r, node, "template", "expected edge or datapath");
+        return as_yaml_fail(&r.at, node, "template", "expected edge or datapath");
     se_space_init(s, r.t->kind);
     memcpy(s->name, name, sizeof name);
     if (read_settings(&r, root, s) || read_parameters(&r, root, s, listed) ||
