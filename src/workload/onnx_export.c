@@ -8,17 +8,13 @@
  * in by (wl_onnx_attr_rules).
  */
 #include "onnx_private.h"
+#include "ops_private.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Exports declare the opset of their source, whose attribute forms they
- * copy (Split sizes, Squeeze axes, ... moved to inputs at 13; Softmax's
- * axis changed meaning); LayerNormalization exists from 17 on, so a graph
- * using it says 17. */
-#define LAYERNORM_OPSET 17
 #define EXPORT_IR_VERSION 8
 
 /* ============================================================= exporter */
@@ -28,28 +24,14 @@
  * trained parameters: inference needs their values to reload the file. */
 #define EXPORT_SMALL_WEIGHT_ELEMS 8
 
-/* Attributes written even when they equal ONNX's defaults, so that a
- * reader sees every window op's geometry spelled out (as exporters do). */
-static const struct {
-    wl_op_kind kind;
-    const char *names; /* space-separated */
-} always_written[] = {
-    {WL_OP_CONV, " kernel_shape strides pads dilations group "},
-    {WL_OP_CONV_TRANSPOSE, " kernel_shape strides pads dilations group "},
-    {WL_OP_MAX_POOL, " kernel_shape strides pads "},
-    {WL_OP_AVERAGE_POOL, " kernel_shape strides pads "},
-    {WL_OP_CONSTANT_OF_SHAPE, " value "}, /* carries the output's type */
-};
-
-/* True when attribute `name` of ops of `kind` is in always_written. */
+/* True when attribute `name` of ops of `kind` is written even when it
+ * equals ONNX's default (the op table's export_always). */
 static bool is_always_written(wl_op_kind kind, const char *name)
 {
+    const char *always = wl_op_def_of(kind)->export_always;
     char word[32];
     snprintf(word, sizeof word, " %s ", name);
-    for (size_t i = 0; i < sizeof always_written / sizeof always_written[0]; i++)
-        if (always_written[i].kind == kind && strstr(always_written[i].names, word))
-            return true;
-    return false;
+    return always && strstr(always, word);
 }
 
 /* Bytes of the wl_attrs field behind a scalar slot. */
@@ -291,7 +273,7 @@ static wl_attrs resolved_attrs(const wl_graph *g, const wl_op *op)
     wl_attrs a = op->attrs;
     const wl_tensor *x = op->n_inputs > 0 && op->inputs[0] >= 0 ? &g->tensors[op->inputs[0]] : NULL;
     const wl_tensor *w = op->n_inputs > 1 && op->inputs[1] >= 0 ? &g->tensors[op->inputs[1]] : NULL;
-    bool conv = op->kind == WL_OP_CONV || op->kind == WL_OP_CONV_TRANSPOSE;
+    bool conv = wl_op_def_of(op->kind)->kernel_from_weight;
     if (a.n_spatial == 0 && x && x->shape_known && x->rank > 2)
         a.n_spatial = x->rank - 2 <= WL_MAX_SPATIAL ? x->rank - 2 : 0;
     for (int i = 0; conv && w && w->shape_known && i < a.n_spatial && 2 + i < w->rank; i++)
@@ -469,15 +451,20 @@ static Onnx__ValueInfoProto **value_infos(exporter *ex, const int32_t *tensors, 
     return list;
 }
 
-/* The opset an export declares (see LAYERNORM_OPSET). */
+/* The opset an export declares: the source's, whose attribute forms it
+ * copies (Split sizes, Squeeze axes, ... moved to inputs at 13; Softmax's
+ * axis changed meaning), raised to the first opset of every op it uses
+ * (the op table's min_opset: LayerNormalization exists from 17 on). */
 static int64_t export_opset(const wl_graph *g)
 {
     int64_t opset = g->opset < ONNX_MIN_OPSET   ? ONNX_MIN_OPSET
                     : g->opset > ONNX_MAX_OPSET ? ONNX_MAX_OPSET
                                                 : g->opset;
-    for (int32_t o = 0; o < g->n_ops && opset < LAYERNORM_OPSET; o++)
-        if (!g->ops[o].dead && g->ops[o].kind == WL_OP_LAYERNORM)
-            opset = LAYERNORM_OPSET;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        int64_t needed = wl_op_def_of(g->ops[o].kind)->min_opset;
+        if (!g->ops[o].dead && needed > opset)
+            opset = needed;
+    }
     return opset;
 }
 

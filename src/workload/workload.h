@@ -489,6 +489,53 @@ as_code wl_graph_stats(const wl_graph *g, wl_stats *out, as_status *st);
  * initializer that is not a BatchNormalization running mean or variance. */
 bool wl_tensor_is_param(const wl_graph *g, int32_t t);
 
+/* ------------------------------------------- op costs for lower modules */
+
+/*
+ * What the mapping and fusion modules need to know about an op beyond
+ * its problem, answered from the op table (ops_private.h) so that a new
+ * op is described in one place.
+ */
+
+/* How much work a non-compute op gives the vector unit. */
+typedef enum wl_vector_class {
+    WL_VEC_NONE,       /* none: compute ops (the MAC array), data movement, views, shapes */
+    WL_VEC_PER_OUTPUT, /* a fixed number of operations per output element (elementwise: 1,
+                          BatchNormalization: 2, Softmax: 4, LayerNormalization: 5) */
+    WL_VEC_PER_INPUT,  /* one per element of input 0 (reductions, global pooling) */
+    WL_VEC_PER_WINDOW, /* one per output element and window position (MaxPool, AveragePool) */
+} wl_vector_class;
+
+wl_vector_class wl_op_vector_class(wl_op_kind k);
+/* Element operations of op on the vector unit, from its statistics s
+ * (wl_op_stats_get): 0 for WL_VEC_NONE. */
+int64_t wl_op_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s);
+
+/* Which region of an input an op needs to produce a tile (a region along
+ * one or two output axes) of its output 0. */
+typedef enum wl_halo_rule {
+    WL_HALO_WHOLE,       /* the whole input, whatever the tile */
+    WL_HALO_WINDOW,      /* input 0 through the sliding window of the two spatial axes
+                            (kernel, strides, dilations, pads): the tile plus a halo */
+    WL_HALO_ROWS,        /* input 0: the tile's rows (tile axis 0), when input and output
+                            agree on that axis (MatMul; Gemm without transA) */
+    WL_HALO_BEFORE_AXIS, /* input 0: the tile, on axes before attribute 'axis' that input
+                            and output share (LayerNormalization, Softmax) */
+    WL_HALO_NOT_AXIS,    /* every input: the tile, on shared axes other than attribute
+                            'axis' (Concat) */
+    WL_HALO_POINTWISE,   /* every input of the output's dims: the tile itself (elementwise,
+                            BatchNormalization) */
+} wl_halo_rule;
+
+/* The halo rule of input `input` of op (WL_HALO_WHOLE for an input the
+ * op's rule does not cover). */
+wl_halo_rule wl_op_halo(const wl_op *op, int input);
+
+/* True when input `input` of op is a table of which the op reads only the
+ * rows its output holds (Gather's data): a weight table costs the bytes of
+ * the output, not of the table. */
+bool wl_op_gathers_rows(const wl_op *op, int input);
+
 /* ------------------------------------------------------------ transforms */
 
 typedef enum wl_precision {
