@@ -91,6 +91,11 @@ bool wl_dtype_is_float(wl_dtype t)
     return wl_dtype_valid((int)t) && dtype_table[t].is_float;
 }
 
+bool wl_dtype_is_weight(wl_dtype t)
+{
+    return wl_dtype_is_float(t) || t == WL_DTYPE_I8 || t == WL_DTYPE_U8;
+}
+
 const char *wl_dim_name(wl_dim d)
 {
     static const char *const names[WL_NDIMS] = {"N", "G", "C", "M", "P", "Q", "R", "S"};

@@ -126,6 +126,23 @@ static bool export_values(const wl_tensor *t)
     return t->kind != WL_TENSOR_WEIGHT || n <= EXPORT_SMALL_WEIGHT_ELEMS;
 }
 
+/*
+ * The element type t is written with.  A weight written without data
+ * declares its storage type when a precision transform chose one (an
+ * int8 model's weights are INT8), so that the file says what the
+ * accelerator stores and reading it back gives the same weight bytes.
+ * Tensors written with values keep the model's type: their values must
+ * survive (Resize scales, Clip bounds).
+ */
+static wl_dtype export_dtype(const wl_tensor *t)
+{
+    bool typed =
+        t->storage_dtype != WL_DTYPE_UNDEFINED && t->bits == wl_dtype_bits(t->storage_dtype);
+    if (t->kind == WL_TENSOR_WEIGHT && typed && !export_values(t))
+        return t->storage_dtype;
+    return t->dtype;
+}
+
 /* t as a TensorProto: name, type, dims, and data when export_values. */
 static Onnx__TensorProto *tensor_proto(exporter *ex, const wl_tensor *t)
 {
@@ -134,7 +151,7 @@ static Onnx__TensorProto *tensor_proto(exporter *ex, const wl_tensor *t)
         return NULL;
     tp->name = (char *)t->name;
     tp->has_data_type = true;
-    tp->data_type = t->dtype;
+    tp->data_type = export_dtype(t);
     tp->n_dims = (size_t)t->rank;
     tp->dims = ex_copy(ex, t->dims, (size_t)t->rank * sizeof *t->dims);
     if (export_values(t)) {

@@ -275,8 +275,9 @@ static as_code decode_values(importer *im, const Onnx__TensorProto *tp, wl_dtype
 
 /*
  * Add the tensor an initializer or a Constant node's value defines, with
- * its type and dims, and its values when it carries them.  Float
- * initializers are weights; everything else is a constant.  A tensor with
+ * its type and dims, and its values when it carries them.  Float and
+ * 8-bit integer (quantized) initializers are weights; everything else
+ * (shapes, indices) is a constant.  A tensor with
  * dims but no data (a weight-stripped export) or with external data loads
  * by shape alone.  Returns the tensor index or -1.
  */
@@ -310,7 +311,7 @@ static int32_t add_stored_tensor(importer *im, const Onnx__TensorProto *tp, cons
         }
     }
     wl_tensor_kind kind =
-        initializer && wl_dtype_is_float(t) ? WL_TENSOR_WEIGHT : WL_TENSOR_CONSTANT;
+        initializer && wl_dtype_is_weight(t) ? WL_TENSOR_WEIGHT : WL_TENSOR_CONSTANT;
     int32_t idx = wl_add_tensor(im->g, name, kind, t, (int)tp->n_dims, dims, im->st);
     if (idx < 0)
         return -1;

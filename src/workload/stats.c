@@ -36,7 +36,7 @@ static bool is_running_stat(const wl_graph *g, int32_t t)
 bool wl_tensor_is_param(const wl_graph *g, int32_t t)
 {
     const wl_tensor *tensor = &g->tensors[t];
-    return tensor->kind == WL_TENSOR_WEIGHT && wl_dtype_is_float(tensor->dtype) &&
+    return tensor->kind == WL_TENSOR_WEIGHT && wl_dtype_is_weight(tensor->dtype) &&
            !is_running_stat(g, t);
 }
 

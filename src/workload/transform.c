@@ -17,13 +17,17 @@
 
 /* ------------------------------------------------------------ precision */
 
+/* Each precision's element type of weights and of activations; their
+ * widths are the storage bits. */
 static const struct {
     const char *name;
-    int weight_bits, activation_bits;
+    wl_dtype weight_dtype, activation_dtype;
 } precisions[] = {
-    [WL_PREC_FP32] = {"fp32", 32, 32},  [WL_PREC_FP16] = {"fp16", 16, 16},
-    [WL_PREC_BF16] = {"bf16", 16, 16},  [WL_PREC_INT8] = {"int8", 8, 8},
-    [WL_PREC_MIXED] = {"mixed", 8, 16},
+    [WL_PREC_FP32] = {"fp32", WL_DTYPE_F32, WL_DTYPE_F32},
+    [WL_PREC_FP16] = {"fp16", WL_DTYPE_F16, WL_DTYPE_F16},
+    [WL_PREC_BF16] = {"bf16", WL_DTYPE_BF16, WL_DTYPE_BF16},
+    [WL_PREC_INT8] = {"int8", WL_DTYPE_I8, WL_DTYPE_I8},
+    [WL_PREC_MIXED] = {"mixed", WL_DTYPE_I8, WL_DTYPE_BF16},
 };
 enum { N_PRECISIONS = sizeof precisions / sizeof precisions[0] };
 
@@ -51,8 +55,9 @@ void wl_set_precision(wl_graph *g, wl_precision p)
         wl_tensor *tensor = &g->tensors[t];
         if (!wl_dtype_is_float(tensor->dtype))
             continue;
-        tensor->bits = tensor->kind == WL_TENSOR_WEIGHT ? precisions[p].weight_bits
-                                                        : precisions[p].activation_bits;
+        tensor->storage_dtype = tensor->kind == WL_TENSOR_WEIGHT ? precisions[p].weight_dtype
+                                                                 : precisions[p].activation_dtype;
+        tensor->bits = wl_dtype_bits(tensor->storage_dtype);
     }
 }
 
@@ -65,6 +70,7 @@ as_code wl_set_tensor_bits(wl_graph *g, const char *name, int bits, as_status *s
         return as_fail(st, AS_EINVAL, "%s: tensor '%s': bits = %d is outside 1..64", g->source,
                        name, bits);
     g->tensors[t].bits = bits;
+    g->tensors[t].storage_dtype = WL_DTYPE_UNDEFINED; /* no type says "any width" */
     return AS_OK;
 }
 

@@ -57,6 +57,9 @@ int wl_dtype_bits(wl_dtype t);
 /* "float32", "int64", ... ; "?" for an unknown code. */
 const char *wl_dtype_name(wl_dtype t);
 bool wl_dtype_is_float(wl_dtype t);
+/* True for the types trained weights are stored in: floats, and int8 and
+ * uint8 (quantized weights, as an int8 export writes them). */
+bool wl_dtype_is_weight(wl_dtype t);
 /* True for a code this library understands. */
 bool wl_dtype_valid(int code);
 
@@ -72,9 +75,14 @@ typedef enum wl_tensor_kind {
 typedef struct wl_tensor {
     const char *name; /* unique in the graph; arena */
     wl_tensor_kind kind;
-    wl_dtype dtype;   /* element type of the values as the model defines them */
-    int bits;         /* storage precision on the accelerator (transforms set it;
-                         defaults to wl_dtype_bits(dtype)) */
+    wl_dtype dtype; /* element type of the values as the model defines them */
+    int bits;       /* storage precision on the accelerator (transforms set it;
+                       defaults to wl_dtype_bits(dtype)) */
+    /* The element type of that storage when wl_set_precision chose it
+     * (float16, bfloat16, int8); WL_DTYPE_UNDEFINED when the storage is the
+     * model's own type or bits were set one by one.  An ONNX export gives
+     * weights written without data this type. */
+    wl_dtype storage_dtype;
     double density;   /* fraction of non-zero elements: 1 dense, < 1 after pruning */
     bool shape_known; /* dims[] valid (false until inferred) */
     int rank;
@@ -485,8 +493,9 @@ typedef struct wl_stats {
 void wl_op_stats_get(const wl_graph *g, int32_t op, wl_op_stats *out);
 /* Whole-graph figures (the graph must be inferred). */
 as_code wl_graph_stats(const wl_graph *g, wl_stats *out, as_status *st);
-/* True when a weight tensor counts as a trainable parameter: a float
- * initializer that is not a BatchNormalization running mean or variance. */
+/* True when a weight tensor counts as a trainable parameter: a float or
+ * quantized (wl_dtype_is_weight) initializer that is not a
+ * BatchNormalization running mean or variance. */
 bool wl_tensor_is_param(const wl_graph *g, int32_t t);
 
 /* ------------------------------------------- op costs for lower modules */
@@ -549,7 +558,9 @@ typedef enum wl_precision {
 bool wl_precision_parse(const char *s, wl_precision *out);
 const char *wl_precision_name(wl_precision p);
 
-/* Storage precision of every float tensor (integer tensors keep theirs). */
+/* Storage precision of every float tensor (integer tensors keep theirs):
+ * bits and storage_dtype, weights and activations each at the
+ * precision's type (mixed: int8 weights, bfloat16 activations). */
 void wl_set_precision(wl_graph *g, wl_precision p);
 /* Set the precision of one tensor, by name. */
 as_code wl_set_tensor_bits(wl_graph *g, const char *tensor, int bits, as_status *st);
@@ -587,8 +598,11 @@ as_code wl_onnx_load(const char *path, const wl_onnx_options *opt, wl_graph **ou
 as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *display_name,
                             const wl_onnx_options *opt, wl_graph **out, as_status *st);
 /* Write g as an ONNX model (the source's opset; 17 when it uses
- * LayerNormalization) without weight data: initializers
- * keep name, type and dims, constants keep their values. */
+ * LayerNormalization) without weight data: initializers keep name, type
+ * and dims, constants keep their values.  A weight written without data
+ * has the element type of its storage (storage_dtype, set by
+ * wl_set_precision: an int8 model exports INT8 weights), so that reading
+ * the file back gives the same weight bytes. */
 as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st);
 
 /* ------------------------------------------------------------------- zoo */
