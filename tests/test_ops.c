@@ -223,6 +223,21 @@ static void test_attribute_defaults(void **state)
     }
 }
 
+/* Fusability and the kernel source, against the switches they replace
+ * (transform.c's is_elementwise, fusion/group.c's and the exporter's
+ * Conv checks). */
+static void test_fusable_and_kernel_source(void **state)
+{
+    (void)state;
+    for (int k = 0; k < WL_OP_COUNT; k++) {
+        wl_op_category c = wl_op_kind_category((wl_op_kind)k);
+        bool fusable = c == WL_CAT_UNARY || c == WL_CAT_BINARY || k == WL_OP_BATCHNORM;
+        assert_int_equal(wl_op_def_of((wl_op_kind)k)->fusable, fusable);
+        assert_int_equal(wl_op_kernel_from_weight((wl_op_kind)k),
+                         k == WL_OP_CONV || k == WL_OP_CONV_TRANSPOSE);
+    }
+}
+
 /* Vector classes as workload.h documents them. */
 static void test_vector_classes(void **state)
 {
@@ -245,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_queries_match_references_on_zoo),
         cmocka_unit_test(test_queries_match_references_per_kind),
         cmocka_unit_test(test_attribute_defaults),
+        cmocka_unit_test(test_fusable_and_kernel_source),
         cmocka_unit_test(test_vector_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

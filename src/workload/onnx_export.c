@@ -290,7 +290,7 @@ static wl_attrs resolved_attrs(const wl_graph *g, const wl_op *op)
     wl_attrs a = op->attrs;
     const wl_tensor *x = op->n_inputs > 0 && op->inputs[0] >= 0 ? &g->tensors[op->inputs[0]] : NULL;
     const wl_tensor *w = op->n_inputs > 1 && op->inputs[1] >= 0 ? &g->tensors[op->inputs[1]] : NULL;
-    bool conv = wl_op_def_of(op->kind)->kernel_from_weight;
+    bool conv = wl_op_kernel_from_weight(op->kind);
     if (a.n_spatial == 0 && x && x->shape_known && x->rank > 2)
         a.n_spatial = x->rank - 2 <= WL_MAX_SPATIAL ? x->rank - 2 : 0;
     for (int i = 0; conv && w && w->shape_known && i < a.n_spatial && 2 + i < w->rank; i++)

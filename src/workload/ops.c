@@ -68,6 +68,11 @@ wl_halo_rule wl_op_halo(const wl_op *op, int input)
     return input == 0 || every_input ? rule : WL_HALO_WHOLE;
 }
 
+bool wl_op_kernel_from_weight(wl_op_kind k)
+{
+    return wl_op_def_of(k)->kernel_from_weight;
+}
+
 bool wl_op_gathers_rows(const wl_op *op, int input)
 {
     return input == 0 && wl_op_def_of(op->kind)->gathers_rows;

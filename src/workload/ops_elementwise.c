@@ -316,11 +316,12 @@ static void cast_defaults(wl_attrs *a)
 
 /* --------------------------------------------------------------- table */
 
-/* Every elementwise op: its shape rule and folder, one vector operation
- * per output element, and a tile that passes straight through.  n is the
+/* Every elementwise op: its shape rule and folder, fusable into its
+ * producer, one vector operation per output element, and a tile that
+ * passes straight through.  n is the
  * number of inputs that must be present (Min and Max are variadic). */
 #define ELEMENTWISE(n)                                                                             \
-    .required_inputs = (n), .infer = infer_elementwise, .fold = fold_elementwise,                  \
+    .required_inputs = (n), .infer = infer_elementwise, .fold = fold_elementwise, .fusable = true, \
     .vector = WL_VEC_PER_OUTPUT, .vector_ops_per_element = 1, .halo = WL_HALO_POINTWISE
 
 const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {

@@ -94,6 +94,7 @@ const wl_op_def wl_ops_norm[WL_OP_COUNT] = {
     [WL_OP_BATCHNORM] = {.required_inputs = 5,
                          .infer = infer_batchnorm,
                          .non_param_inputs = BN_RUNNING_STATS,
+                         .fusable = true,
                          .vector = WL_VEC_PER_OUTPUT,
                          .vector_ops_per_element = 2,
                          .halo = WL_HALO_POINTWISE},

@@ -15,11 +15,13 @@
  *      names.  A new family is a new ops_FAMILY.c plus one line in the
  *      family list of ops.c.  The fields of wl_op_def below say what an
  *      entry describes: shape rule, folding, attribute defaults, export,
- *      loop-nest problem, statistics, vector-unit work and halo.  Nothing
+ *      loop-nest problem, statistics, fusability, vector-unit work and
+ *      halo.  Nothing
  *      else dispatches on the op kind: infer.c, fold.c, problem.c,
- *      stats.c, graph.c and the ONNX export go through the table, and
- *      the mapping and fusion modules through wl_op_vector_ops,
- *      wl_op_halo and wl_op_gathers_rows.
+ *      stats.c, graph.c, wl_mark_fusable and the ONNX export go through
+ *      the table, and the mapping and fusion modules through
+ *      wl_op_vector_ops, wl_op_halo, wl_op_gathers_rows and
+ *      wl_op_kernel_from_weight.
  *   3. An attribute no op read before: one row in onnx_common.c's
  *      attribute table and a field in wl_attrs.
  *   4. Tests: the shape rule and folding in tests/test_infer.c; the
@@ -52,7 +54,7 @@ typedef struct wl_op_def {
      * (space-separated, " a b "), so that a reader sees the geometry. */
     const char *export_always;
     /* The window's kernel may come from the weight (input 1) when
-     * kernel_shape is absent (Conv, ConvTranspose). */
+     * kernel_shape is absent (Conv, ConvTranspose; wl_op_kernel_from_weight). */
     bool kernel_from_weight;
 
     /* Shape inference: the leading inputs that must be present, and the
@@ -75,6 +77,10 @@ typedef struct wl_op_def {
      * 0 is a table of which the op reads only the rows its output holds. */
     unsigned non_param_inputs;
     bool gathers_rows;
+
+    /* wl_mark_fusable: an elementwise op that can run in its producer's
+     * output pipeline. */
+    bool fusable;
 
     /* Vector-unit work (wl_op_vector_ops): its class and, for
      * WL_VEC_PER_OUTPUT, the operations per output element. */

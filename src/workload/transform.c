@@ -7,13 +7,10 @@
  * Every transform that changes a shape re-runs wl_graph_infer, so the graph
  * is always left consistent (or the status says why not).
  */
-#include "workload.h"
+#include "ops_private.h"
 
 #include <math.h>
 #include <string.h>
-
-#define OP_FMT "%s: node %d '%s' (%s)"
-#define OP_ARGS(g, op) (g)->source, (op)->source_index, (op)->name, (op)->op_type
 
 /* ------------------------------------------------------------ precision */
 
@@ -207,12 +204,6 @@ as_code wl_fold_batchnorm(wl_graph *g, int *n_folded, as_status *st)
 
 /* ------------------------------------------------------------- fusability */
 
-static bool is_elementwise(wl_op_kind k)
-{
-    wl_op_category c = wl_op_kind_category(k);
-    return c == WL_CAT_UNARY || c == WL_CAT_BINARY || k == WL_OP_BATCHNORM;
-}
-
 void wl_mark_fusable(wl_graph *g)
 {
     if (!g->consumer_start && wl_graph_index(g, NULL) != AS_OK)
@@ -220,7 +211,7 @@ void wl_mark_fusable(wl_graph *g)
     for (int32_t o = 0; o < g->n_ops; o++) {
         wl_op *op = &g->ops[o];
         op->fusable = false;
-        if (op->dead || op->folded || !is_elementwise(op->kind))
+        if (op->dead || op->folded || !wl_op_def_of(op->kind)->fusable)
             continue;
         /* Fusable when some data input is produced by a working op and read
          * by this op alone: the value never needs to leave the producer. */
@@ -268,8 +259,8 @@ as_code wl_prune_unstructured(wl_graph *g, const char *op_name, double density, 
                         ? weight_operand(g, &g->ops[o])
                         : -1;
         if (w < 0)
-            return as_fail(st, AS_EINVAL, OP_FMT ": not a compute layer with weights",
-                           OP_ARGS(g, &g->ops[o]));
+            return as_fail(st, AS_EINVAL, WL_OP_FMT ": not a compute layer with weights",
+                           WL_OP_ARGS(g, &g->ops[o]));
         g->tensors[w].density = density;
         return AS_OK;
     }
@@ -418,10 +409,10 @@ as_code wl_prune_channels(wl_graph *g, const char *op_name, double keep, int *n_
         if (!plan_conv(g, o, &plan)) {
             if (only >= 0)
                 return as_fail(st, AS_EINVAL,
-                               OP_FMT ": its output channels cannot shrink: a residual Add, a "
-                                      "Concat, a broadcast operand or a graph output depends on "
-                                      "their number",
-                               OP_ARGS(g, &g->ops[o]));
+                               WL_OP_FMT ": its output channels cannot shrink: a residual Add, a "
+                                         "Concat, a broadcast operand or a graph output depends on "
+                                         "their number",
+                               WL_OP_ARGS(g, &g->ops[o]));
             continue;
         }
         int64_t channels = g->tensors[g->ops[o].inputs[1]].dims[0];

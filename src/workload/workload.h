@@ -545,6 +545,11 @@ wl_halo_rule wl_op_halo(const wl_op *op, int input);
  * the output, not of the table. */
 bool wl_op_gathers_rows(const wl_op *op, int input);
 
+/* True when a window op of kind k without attribute kernel_shape takes
+ * its kernel from its weight's trailing dims (Conv, ConvTranspose; pools
+ * must spell it out). */
+bool wl_op_kernel_from_weight(wl_op_kind k);
+
 /* ------------------------------------------------------------ transforms */
 
 typedef enum wl_precision {
