@@ -164,6 +164,9 @@ as_code wl_fold_moved(wl_infer_ctx *c, wl_fold_source source)
 
 /* ----------------------------------------------------------- dispatch */
 
+/* Fold through the op's table entry when it has a folder, this node
+ * folds, its inputs have values (or only dims are read) and every output
+ * is small enough. */
 as_code wl_fold_op(wl_infer_ctx *c)
 {
     wl_op *op = c->op;

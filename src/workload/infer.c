@@ -327,6 +327,8 @@ static as_code check_inputs(const wl_infer_ctx *c, int required)
     return AS_OK;
 }
 
+/* Unknown kinds get the guessing rule; known ones have their inputs
+ * checked, then their table entry's shape rule, then folding. */
 as_code wl_infer_op(wl_graph *g, int32_t op_index, as_status *st)
 {
     if (op_index < 0 || op_index >= g->n_ops)

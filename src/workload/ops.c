@@ -13,6 +13,8 @@ static const wl_op_def *const families[] = {
 /* The entry of kinds no family describes: no rule, no cost. */
 static const wl_op_def no_def;
 
+/* A kind's entry is in the first family whose table gives it a shape
+ * rule (test_ops checks there is exactly one). */
 const wl_op_def *wl_op_def_of(wl_op_kind kind)
 {
     if ((unsigned)kind >= WL_OP_COUNT)
@@ -23,6 +25,7 @@ const wl_op_def *wl_op_def_of(wl_op_kind kind)
     return &no_def;
 }
 
+/* The table entry's vector class (see workload.h). */
 wl_vector_class wl_op_vector_class(wl_op_kind k)
 {
     return wl_op_def_of(k)->vector;
@@ -44,6 +47,8 @@ static int64_t window_positions(const wl_op *op)
     return n;
 }
 
+/* Work by the entry's class: per output element times its operations,
+ * per element of input 0, or per output element and window position. */
 int64_t wl_op_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s)
 {
     const wl_op_def *def = wl_op_def_of(op->kind);
@@ -60,6 +65,8 @@ int64_t wl_op_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *
     return 0;
 }
 
+/* The entry's rule (or its per-node hook); rules about input 0 leave the
+ * other inputs whole. */
 wl_halo_rule wl_op_halo(const wl_op *op, int input)
 {
     const wl_op_def *def = wl_op_def_of(op->kind);
@@ -68,11 +75,13 @@ wl_halo_rule wl_op_halo(const wl_op *op, int input)
     return input == 0 || every_input ? rule : WL_HALO_WHOLE;
 }
 
+/* The table entry's kernel_from_weight. */
 bool wl_op_kernel_from_weight(wl_op_kind k)
 {
     return wl_op_def_of(k)->kernel_from_weight;
 }
 
+/* Input 0 of an entry marked gathers_rows. */
 bool wl_op_gathers_rows(const wl_op *op, int input)
 {
     return input == 0 && wl_op_def_of(op->kind)->gathers_rows;

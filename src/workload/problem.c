@@ -1,6 +1,8 @@
 /*
  * problem.c -- lowering of compute ops to Timeloop-style loop-nest problems
- * (see the comment above wl_problem in workload.h).
+ * (see the comment above wl_problem in workload.h): the data-space
+ * builders the op families use and the dispatch through the op table; the
+ * Conv and matmul lowerings live in ops_window.c and ops_matmul.c.
  */
 #include "ops_private.h"
 
@@ -35,6 +37,8 @@ void wl_problem_bind(const wl_graph *g, wl_problem *p, wl_dataspace_id id, int32
     ds->read_write = id == WL_DS_OUTPUTS;
 }
 
+/* Check that op `o` is a compute op with shaped operands, then let its
+ * table entry build the problem. */
 as_code wl_op_problem(const wl_graph *g, int32_t o, wl_problem *out, as_status *st)
 {
     const wl_op *op = &g->ops[o];
