@@ -238,6 +238,17 @@ static void test_fusable_and_kernel_source(void **state)
     }
 }
 
+/* Only Softmax's axis default changed with the opset (1 before 13). */
+static void test_axis_default_by_opset(void **state)
+{
+    (void)state;
+    for (int k = 0; k < WL_OP_COUNT; k++) {
+        const wl_op_def *def = wl_op_def_of((wl_op_kind)k);
+        assert_int_equal(def->axis_changed_at, k == WL_OP_SOFTMAX ? 13 : 0);
+        assert_int_equal(def->axis_before, k == WL_OP_SOFTMAX ? 1 : 0);
+    }
+}
+
 /* Vector classes as workload.h documents them. */
 static void test_vector_classes(void **state)
 {
@@ -261,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_queries_match_references_per_kind),
         cmocka_unit_test(test_attribute_defaults),
         cmocka_unit_test(test_fusable_and_kernel_source),
+        cmocka_unit_test(test_axis_default_by_opset),
         cmocka_unit_test(test_vector_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

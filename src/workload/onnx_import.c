@@ -20,6 +20,7 @@
  * returning: the graph keeps only arena copies.
  */
 #include "onnx_private.h"
+#include "ops_private.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -749,9 +750,10 @@ static as_code node_attrs(importer *im, size_t i, wl_op_kind kind, wl_attrs *a)
 {
     const Onnx__NodeProto *n = im->gp->node[i];
     wl_attrs_default(a, kind);
-    /* Softmax took axis = 1 (on the input flattened to 2-D) before opset 13. */
-    if (kind == WL_OP_SOFTMAX && im->g->opset < 13)
-        a->axis = 1;
+    /* An axis default that changed with the opset (Softmax's at 13). */
+    const wl_op_def *def = wl_op_def_of(kind);
+    if (im->g->opset < def->axis_changed_at)
+        a->axis = def->axis_before;
     /* A Constant's value is its output tensor; an unknown op's attributes
      * mean nothing here. */
     if (kind == WL_OP_CONSTANT || kind == WL_OP_UNKNOWN)

@@ -325,6 +325,7 @@ static void cast_defaults(wl_attrs *a)
     .vector = WL_VEC_PER_OUTPUT, .vector_ops_per_element = 1, .halo = WL_HALO_POINTWISE
 
 const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
+    /* Activations. */
     [WL_OP_RELU] = {ELEMENTWISE(1)},
     [WL_OP_LEAKY_RELU] = {.defaults = leaky_relu_defaults, ELEMENTWISE(1)},
     [WL_OP_CLIP] = {ELEMENTWISE(1)},
@@ -333,24 +334,29 @@ const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
     [WL_OP_HARD_SWISH] = {ELEMENTWISE(1)},
     [WL_OP_TANH] = {ELEMENTWISE(1)},
     [WL_OP_ERF] = {ELEMENTWISE(1)},
+    /* Math. */
     [WL_OP_SQRT] = {ELEMENTWISE(1)},
     [WL_OP_RECIPROCAL] = {ELEMENTWISE(1)},
     [WL_OP_EXP] = {ELEMENTWISE(1)},
     [WL_OP_LOG] = {ELEMENTWISE(1)},
     [WL_OP_NEG] = {ELEMENTWISE(1)},
     [WL_OP_ABS] = {ELEMENTWISE(1)},
-    [WL_OP_NOT] = {ELEMENTWISE(1)},
-    [WL_OP_CAST] = {.defaults = cast_defaults, ELEMENTWISE(1)},
+    /* Arithmetic with broadcasting. */
     [WL_OP_ADD] = {ELEMENTWISE(2)},
     [WL_OP_SUB] = {ELEMENTWISE(2)},
     [WL_OP_MUL] = {ELEMENTWISE(2)},
     [WL_OP_DIV] = {ELEMENTWISE(2)},
     [WL_OP_POW] = {ELEMENTWISE(2)},
+    /* Comparisons and logic. */
     [WL_OP_EQUAL] = {ELEMENTWISE(2)},
     [WL_OP_LESS] = {ELEMENTWISE(2)},
     [WL_OP_GREATER] = {ELEMENTWISE(2)},
+    [WL_OP_NOT] = {ELEMENTWISE(1)},
+    /* Selection: Min and Max are variadic (one input or more). */
     [WL_OP_MIN] = {ELEMENTWISE(1)},
     [WL_OP_MAX] = {ELEMENTWISE(1)},
     [WL_OP_PRELU] = {ELEMENTWISE(2)},
     [WL_OP_WHERE] = {ELEMENTWISE(3)},
+    /* Conversion. */
+    [WL_OP_CAST] = {.defaults = cast_defaults, ELEMENTWISE(1)},
 };

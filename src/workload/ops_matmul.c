@@ -159,14 +159,12 @@ static wl_halo_rule gemm_halo(const wl_op *op)
 
 /* --------------------------------------------------------------- table */
 
+/* A matrix product with shape rule r: the matmul problem, rows passing
+ * through a tile. */
+#define MATMUL(r)                                                                                  \
+    .required_inputs = 2, .infer = (r), .problem = matmul_problem, .halo = WL_HALO_ROWS
+
 const wl_op_def wl_ops_matmul[WL_OP_COUNT] = {
-    [WL_OP_GEMM] = {.required_inputs = 2,
-                    .infer = infer_gemm,
-                    .problem = matmul_problem,
-                    .halo = WL_HALO_ROWS,
-                    .halo_of = gemm_halo},
-    [WL_OP_MATMUL] = {.required_inputs = 2,
-                      .infer = infer_matmul,
-                      .problem = matmul_problem,
-                      .halo = WL_HALO_ROWS},
+    [WL_OP_GEMM] = {MATMUL(infer_gemm), .halo_of = gemm_halo},
+    [WL_OP_MATMUL] = {MATMUL(infer_matmul)},
 };

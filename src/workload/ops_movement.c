@@ -230,18 +230,28 @@ static as_code infer_expand(wl_infer_ctx *c)
     return rc;
 }
 
+/* The known list of input `slot` (`role` names it), which must hold
+ * per_axis values for each of the rank axes (Tile's repeats, Pad's pads,
+ * Resize's sizes). */
+static as_code ints_per_axis(const wl_infer_ctx *c, int slot, const char *role, int per_axis,
+                             int rank, const int64_t **values)
+{
+    int64_t n;
+    as_code rc = wl_infer_ints(c, slot, role, values, &n);
+    if (rc == AS_OK && n != per_axis * (int64_t)rank)
+        return wl_infer_fail(c, "input '%s' has %lld entries for rank %d", role, (long long)n,
+                             rank);
+    return rc;
+}
+
 /* Tile: each dim times its repeat count. */
 static as_code infer_tile(wl_infer_ctx *c)
 {
     const wl_tensor *x = IN(c, 0);
     const int64_t *repeats;
-    int64_t n;
-    as_code rc = wl_infer_ints(c, 1, "repeats", &repeats, &n);
+    as_code rc = ints_per_axis(c, 1, "repeats", 1, x->rank, &repeats);
     if (rc != AS_OK)
         return rc;
-    if (n != x->rank)
-        return wl_infer_fail(c, "input 'repeats' has %lld entries for rank %d", (long long)n,
-                             x->rank);
     int64_t dims[WL_MAX_RANK];
     for (int i = 0; i < x->rank; i++)
         if (repeats[i] < 0 || !as_mul_i64(x->dims[i], repeats[i], &dims[i]))
@@ -256,12 +266,9 @@ static as_code infer_pad(wl_infer_ctx *c)
 {
     const wl_tensor *x = IN(c, 0), *value = IN(c, 2);
     const int64_t *pads;
-    int64_t n;
-    as_code rc = wl_infer_ints(c, 1, "pads", &pads, &n);
+    as_code rc = ints_per_axis(c, 1, "pads", 2, x->rank, &pads);
     if (rc != AS_OK)
         return rc;
-    if (n != 2 * (int64_t)x->rank)
-        return wl_infer_fail(c, "input 'pads' has %lld entries for rank %d", (long long)n, x->rank);
     int64_t dims[WL_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         if (__builtin_add_overflow(x->dims[i], pads[i], &dims[i]) ||
@@ -288,14 +295,8 @@ static as_code infer_resize(wl_infer_ctx *c)
     int64_t dims[WL_MAX_RANK];
     if (sizes && wl_tensor_elements(sizes) > 0) {
         const int64_t *v;
-        int64_t n;
-        as_code rc = wl_infer_ints(c, 3, "sizes", &v, &n);
-        if (rc != AS_OK)
-            return rc;
-        if (n != x->rank)
-            return wl_infer_fail(c, "input 'sizes' has %lld entries for rank %d", (long long)n,
-                                 x->rank);
-        return wl_infer_set_output(c, 0, x->dtype, x->rank, v);
+        as_code rc = ints_per_axis(c, 3, "sizes", 1, x->rank, &v);
+        return rc != AS_OK ? rc : wl_infer_set_output(c, 0, x->dtype, x->rank, v);
     }
     if (!scales || wl_tensor_elements(scales) <= 0)
         return wl_infer_fail(c, "neither 'scales' nor 'sizes' is given");
@@ -461,28 +462,20 @@ static bool pad_folds(const wl_op *op)
 
 /* --------------------------------------------------------------- table */
 
-/* A movement op folding through source map s. */
-#define MOVED(s) .fold = wl_fold_moved, .source = (s)
+/* A movement op: n required inputs, shape rule r, folding through
+ * source map s. */
+#define MOVED(n, r, s) .required_inputs = (n), .infer = (r), .fold = wl_fold_moved, .source = (s)
 
 const wl_op_def wl_ops_movement[WL_OP_COUNT] = {
     /* A tile passes through on every axis but the joined one. */
-    [WL_OP_CONCAT] = {.required_inputs = 1,
-                      .infer = infer_concat,
-                      MOVED(source_concat),
-                      .halo = WL_HALO_NOT_AXIS},
-    [WL_OP_SPLIT] = {.required_inputs = 1, .infer = infer_split, MOVED(source_split)},
-    [WL_OP_SLICE] = {.required_inputs = 3, .infer = infer_slice, MOVED(source_slice)},
-    [WL_OP_GATHER] = {.required_inputs = 2,
-                      .infer = infer_gather,
-                      MOVED(source_gather),
-                      .gathers_rows = true},
-    [WL_OP_TRANSPOSE] = {.required_inputs = 1, .infer = infer_transpose, MOVED(source_transpose)},
-    [WL_OP_EXPAND] = {.required_inputs = 2, .infer = infer_expand, MOVED(source_expand)},
-    [WL_OP_TILE] = {.required_inputs = 2, .infer = infer_tile, MOVED(source_tile)},
-    [WL_OP_PAD] = {.defaults = pad_defaults,
-                   .required_inputs = 2,
-                   .infer = infer_pad,
-                   MOVED(source_pad),
+    [WL_OP_CONCAT] = {MOVED(1, infer_concat, source_concat), .halo = WL_HALO_NOT_AXIS},
+    [WL_OP_SPLIT] = {MOVED(1, infer_split, source_split)},
+    [WL_OP_SLICE] = {MOVED(3, infer_slice, source_slice)},
+    [WL_OP_GATHER] = {MOVED(2, infer_gather, source_gather), .gathers_rows = true},
+    [WL_OP_TRANSPOSE] = {MOVED(1, infer_transpose, source_transpose)},
+    [WL_OP_EXPAND] = {MOVED(2, infer_expand, source_expand)},
+    [WL_OP_TILE] = {MOVED(2, infer_tile, source_tile)},
+    [WL_OP_PAD] = {MOVED(2, infer_pad, source_pad), .defaults = pad_defaults,
                    .folds_node = pad_folds},
     [WL_OP_RESIZE] = {.defaults = resize_defaults, .required_inputs = 1, .infer = infer_resize},
     [WL_OP_DEPTH_TO_SPACE] = {.required_inputs = 1, .infer = infer_depth_to_space},

@@ -89,30 +89,34 @@ void wl_defaults_axis_last(wl_attrs *a)
  * statistics, not trained parameters. */
 #define BN_RUNNING_STATS ((1u << 3) | (1u << 4))
 
+/* Vector work: `ops` operations per output element. */
+#define PER_OUTPUT(ops) .vector = WL_VEC_PER_OUTPUT, .vector_ops_per_element = (ops)
+/* Normalisation over the axes from attribute 'axis' on (axis -1 default). */
+#define OVER_LAST_AXES .defaults = wl_defaults_axis_last, .halo = WL_HALO_BEFORE_AXIS
+#define REDUCE .required_inputs = 1, .infer = infer_reduce, .vector = WL_VEC_PER_INPUT
+
 const wl_op_def wl_ops_norm[WL_OP_COUNT] = {
-    /* Scale and shift per element, the statistics folded ahead of time. */
+    /* Scale and shift per element, the statistics folded ahead of time;
+     * runs in its producer's output pipeline. */
     [WL_OP_BATCHNORM] = {.required_inputs = 5,
                          .infer = infer_batchnorm,
+                         PER_OUTPUT(2),
                          .non_param_inputs = BN_RUNNING_STATS,
                          .fusable = true,
-                         .vector = WL_VEC_PER_OUTPUT,
-                         .vector_ops_per_element = 2,
                          .halo = WL_HALO_POINTWISE},
     /* Mean, centre, square and accumulate, normalise, affine. */
     [WL_OP_LAYERNORM] = {.min_opset = 17,
-                         .defaults = wl_defaults_axis_last,
                          .required_inputs = 2,
                          .infer = infer_layernorm,
-                         .vector = WL_VEC_PER_OUTPUT,
-                         .vector_ops_per_element = 5,
-                         .halo = WL_HALO_BEFORE_AXIS},
+                         PER_OUTPUT(5),
+                         OVER_LAST_AXES},
     /* Max, exp, sum, divide. */
-    [WL_OP_SOFTMAX] = {.defaults = wl_defaults_axis_last,
-                       .required_inputs = 1,
+    [WL_OP_SOFTMAX] = {.required_inputs = 1,
                        .infer = wl_infer_same,
-                       .vector = WL_VEC_PER_OUTPUT,
-                       .vector_ops_per_element = 4,
-                       .halo = WL_HALO_BEFORE_AXIS},
-    [WL_OP_REDUCE_MEAN] = {.required_inputs = 1, .infer = infer_reduce, .vector = WL_VEC_PER_INPUT},
-    [WL_OP_REDUCE_SUM] = {.required_inputs = 1, .infer = infer_reduce, .vector = WL_VEC_PER_INPUT},
+                       PER_OUTPUT(4),
+                       OVER_LAST_AXES,
+                       .axis_changed_at = 13,
+                       .axis_before = 1},
+    [WL_OP_REDUCE_MEAN] = {REDUCE},
+    [WL_OP_REDUCE_SUM] = {REDUCE},
 };

@@ -50,6 +50,11 @@ typedef struct wl_op_def {
     /* ONNX's attribute defaults where they differ from the common ones of
      * wl_attrs_default (which calls this after setting those); NULL: none. */
     void (*defaults)(wl_attrs *a);
+    /* Before opset axis_changed_at, the default of attribute 'axis' was
+     * axis_before (Softmax: 1, on the input flattened to 2-D, until 13);
+     * 0: it never changed. */
+    int axis_changed_at;
+    int64_t axis_before;
     /* Attributes an export writes even when they equal the defaults
      * (space-separated, " a b "), so that a reader sees the geometry. */
     const char *export_always;

@@ -263,19 +263,18 @@ static void flatten_defaults(wl_attrs *a)
 
 /* --------------------------------------------------------------- table */
 
-/* A view: row-major order kept, so it folds with the same flat index. */
-#define VIEW .fold = wl_fold_moved, .source = source_view
+/* A view with n required inputs and shape rule r: row-major order kept,
+ * so it folds with the same flat index. */
+#define VIEW(n, r)                                                                                 \
+    .required_inputs = (n), .infer = (r), .fold = wl_fold_moved, .source = source_view
 
 const wl_op_def wl_ops_shape[WL_OP_COUNT] = {
-    [WL_OP_RESHAPE] = {.required_inputs = 2, .infer = infer_reshape, VIEW},
-    [WL_OP_FLATTEN] = {.defaults = flatten_defaults,
-                       .required_inputs = 1,
-                       .infer = infer_flatten,
-                       VIEW},
-    [WL_OP_SQUEEZE] = {.required_inputs = 1, .infer = infer_squeeze, VIEW},
-    [WL_OP_UNSQUEEZE] = {.required_inputs = 1, .infer = infer_unsqueeze, VIEW},
-    [WL_OP_IDENTITY] = {.required_inputs = 1, .infer = wl_infer_same, VIEW},
-    [WL_OP_DROPOUT] = {.required_inputs = 1, .infer = wl_infer_same, VIEW},
+    [WL_OP_RESHAPE] = {VIEW(2, infer_reshape)},
+    [WL_OP_FLATTEN] = {VIEW(1, infer_flatten), .defaults = flatten_defaults},
+    [WL_OP_SQUEEZE] = {VIEW(1, infer_squeeze)},
+    [WL_OP_UNSQUEEZE] = {VIEW(1, infer_unsqueeze)},
+    [WL_OP_IDENTITY] = {VIEW(1, wl_infer_same)},
+    [WL_OP_DROPOUT] = {VIEW(1, wl_infer_same)},
     [WL_OP_SHAPE] = {.required_inputs = 1,
                      .infer = infer_shape,
                      .fold = fold_shape,
@@ -283,9 +282,9 @@ const wl_op_def wl_ops_shape[WL_OP_COUNT] = {
     /* Folded by its shape rule: the importer gave the output its values. */
     [WL_OP_CONSTANT] = {.required_inputs = 0, .infer = infer_constant},
     /* 'value' carries the output's element type. */
-    [WL_OP_CONSTANT_OF_SHAPE] = {.export_always = " value ",
-                                 .required_inputs = 1,
+    [WL_OP_CONSTANT_OF_SHAPE] = {.required_inputs = 1,
                                  .infer = infer_constant_of_shape,
-                                 .fold = fold_constant_of_shape},
+                                 .fold = fold_constant_of_shape,
+                                 .export_always = " value "},
     [WL_OP_RANGE] = {.required_inputs = 3, .infer = infer_range, .fold = fold_range},
 };

@@ -360,33 +360,20 @@ static as_code conv_problem(const wl_graph *g, const wl_op *op, wl_problem *p, a
 #define CONV_ALWAYS " kernel_shape strides pads dilations group "
 #define POOL_ALWAYS " kernel_shape strides pads "
 
+/* A conv with shape rule r: the conv problem, the kernel from the
+ * weight; a windowed pool; a global pool, one vector op per input element. */
+#define CONV(r)                                                                                    \
+    .required_inputs = 2, .infer = (r), .problem = conv_problem, .export_always = CONV_ALWAYS,     \
+    .kernel_from_weight = true
+#define POOL .required_inputs = 1, .infer = infer_pool, .export_always = POOL_ALWAYS
+#define GLOBAL_POOL .required_inputs = 1, .infer = infer_global_pool, .vector = WL_VEC_PER_INPUT
+
 const wl_op_def wl_ops_window[WL_OP_COUNT] = {
-    [WL_OP_CONV] = {.required_inputs = 2,
-                    .infer = infer_conv,
-                    .problem = conv_problem,
-                    .export_always = CONV_ALWAYS,
-                    .kernel_from_weight = true,
-                    .halo = WL_HALO_WINDOW},
+    [WL_OP_CONV] = {CONV(infer_conv), .halo = WL_HALO_WINDOW},
     /* The window is on the output side: a tile needs the whole input. */
-    [WL_OP_CONV_TRANSPOSE] = {.required_inputs = 2,
-                              .infer = infer_conv_transpose,
-                              .problem = conv_problem,
-                              .export_always = CONV_ALWAYS,
-                              .kernel_from_weight = true},
-    [WL_OP_MAX_POOL] = {.required_inputs = 1,
-                        .infer = infer_pool,
-                        .export_always = POOL_ALWAYS,
-                        .vector = WL_VEC_PER_WINDOW,
-                        .halo = WL_HALO_WINDOW},
-    [WL_OP_AVERAGE_POOL] = {.required_inputs = 1,
-                            .infer = infer_pool,
-                            .export_always = POOL_ALWAYS,
-                            .vector = WL_VEC_PER_WINDOW,
-                            .halo = WL_HALO_WINDOW},
-    [WL_OP_GLOBAL_AVERAGE_POOL] = {.required_inputs = 1,
-                                   .infer = infer_global_pool,
-                                   .vector = WL_VEC_PER_INPUT},
-    [WL_OP_GLOBAL_MAX_POOL] = {.required_inputs = 1,
-                               .infer = infer_global_pool,
-                               .vector = WL_VEC_PER_INPUT},
+    [WL_OP_CONV_TRANSPOSE] = {CONV(infer_conv_transpose)},
+    [WL_OP_MAX_POOL] = {POOL, .vector = WL_VEC_PER_WINDOW, .halo = WL_HALO_WINDOW},
+    [WL_OP_AVERAGE_POOL] = {POOL, .vector = WL_VEC_PER_WINDOW, .halo = WL_HALO_WINDOW},
+    [WL_OP_GLOBAL_AVERAGE_POOL] = {GLOBAL_POOL},
+    [WL_OP_GLOBAL_MAX_POOL] = {GLOBAL_POOL},
 };
