@@ -1133,6 +1133,119 @@ static void test_round_trip_zoo_models(void **state)
     }
 }
 
+/* The element type each initializer of the file at path declares, by
+ * tensor name of g: weights written without
+ * data carry the storage type of the precision, everything else the
+ * model's type.  Returns how many stripped weights were checked. */
+static int check_initializer_types(const wl_graph *g, const char *path, wl_dtype weight_dtype)
+{
+    as_status st;
+    as_status_clear(&st);
+    size_t size = 0;
+    uint8_t *data = as_read_file(path, &size, &st);
+    assert_non_null(data);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
+    assert_non_null(m);
+    int stripped = 0;
+    for (size_t i = 0; i < m->graph->n_initializer; i++) {
+        const Onnx__TensorProto *tp = m->graph->initializer[i];
+        int32_t t = wl_find_tensor(g, tp->name);
+        assert_true(t >= 0);
+        const wl_tensor *tensor = &g->tensors[t];
+        bool is_stripped_weight = tensor->kind == WL_TENSOR_WEIGHT && !tp->has_raw_data;
+        wl_dtype want = is_stripped_weight ? weight_dtype : tensor->dtype;
+        if (tp->data_type != (int32_t)want)
+            fail_msg("%s: initializer '%s' has type %d, expected %s", path, tp->name,
+                     (int)tp->data_type, wl_dtype_name(want));
+        stripped += is_stripped_weight;
+    }
+    onnx__model_proto__free_unpacked(m, NULL);
+    free(data);
+    return stripped;
+}
+
+/* An export after a precision transform declares its weights in the
+ * precision's type (int8 -> INT8, fp16 -> FLOAT16, bf16 -> BFLOAT16,
+ * mixed -> INT8 weights), and reading the file back gives the same
+ * parameters and weight bytes; the CLI's `model export --precision int8`
+ * writes INT8 weights. */
+static void test_export_precision_types(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        wl_dtype weight_dtype;
+    } cases[] = {{"fp32", WL_DTYPE_F32},
+                 {"fp16", WL_DTYPE_F16},
+                 {"bf16", WL_DTYPE_BF16},
+                 {"int8", WL_DTYPE_I8},
+                 {"mixed", WL_DTYPE_I8}};
+    const char *models[] = {"resnet18", "bert_base"};
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            as_status st;
+            as_status_clear(&st);
+            wl_graph *g = NULL;
+            assert_int_equal(wl_zoo_build(models[mi], &g, &st), AS_OK);
+            wl_precision p;
+            assert_true(wl_precision_parse(cases[c].name, &p));
+            wl_set_precision(g, p);
+            char file[128], path[512];
+            snprintf(file, sizeof file, "precision_%s_%s.onnx", models[mi], cases[c].name);
+            snprintf(path, sizeof path, "%s/roundtrip_%s", AS_TEST_TMP_DIR, file);
+            wl_graph *back = save_and_reload(g, file);
+            assert_true(check_initializer_types(g, path, cases[c].weight_dtype) > 10);
+            wl_stats sa, sb;
+            assert_int_equal(wl_graph_stats(g, &sa, &st), AS_OK);
+            assert_int_equal(wl_graph_stats(back, &sb, &st), AS_OK);
+            assert_int_equal(sa.params, sb.params);
+            assert_int_equal(sa.weight_bytes, sb.weight_bytes);
+            assert_int_equal(sa.macs, sb.macs);
+            wl_graph_free(back);
+            wl_graph_free(g);
+        }
+    }
+
+    /* The user's command. */
+    char path[512], cmd[1200];
+    snprintf(path, sizeof path, "%s/cli_export_int8.onnx", AS_TEST_TMP_DIR);
+    snprintf(cmd, sizeof cmd, "'%s' model export resnet18 '%s' --precision int8 2>/dev/null",
+             AS_CLI_PATH, path);
+    int status = system(cmd);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    as_status st;
+    as_status_clear(&st);
+    wl_graph *g = NULL;
+    assert_int_equal(wl_zoo_build("resnet18", &g, &st), AS_OK);
+    assert_true(check_initializer_types(g, path, WL_DTYPE_I8) > 10);
+    wl_graph_free(g);
+}
+
+/* Weights of the model's own types (float, and int8 as quantized models
+ * store them) stay weights with their type on import: an int8 weight
+ * counts as a parameter of one byte. */
+static void test_int8_initializer_is_weight(void **state)
+{
+    (void)state;
+    mb b;
+    mb_conv_relu(&b, 3);
+    b.graph->initializer[0]->data_type = WL_DTYPE_I8; /* w[4,3,3,3] */
+    wl_graph *g = mb_load_ok(&b, NULL);
+    as_status st;
+    as_status_clear(&st);
+    int32_t t = wl_find_tensor(g, "w");
+    assert_true(t >= 0);
+    assert_int_equal(g->tensors[t].kind, WL_TENSOR_WEIGHT);
+    assert_int_equal(g->tensors[t].dtype, WL_DTYPE_I8);
+    wl_stats s;
+    assert_int_equal(wl_graph_stats(g, &s, &st), AS_OK);
+    assert_int_equal(s.params, 4 * 3 * 3 * 3);
+    assert_int_equal(s.weight_bytes, 4 * 3 * 3 * 3);
+    wl_graph_free(g);
+    mb_free(&b);
+}
+
 /* Attributes the reference models do not use: auto_pad, group, alpha,
  * mode, ceil_mode, perm, axis, to, and ConstantOfShape's typed value. */
 static void test_round_trip_attributes(void **state)
@@ -1252,6 +1365,8 @@ int main(void)
         cmocka_unit_test(test_initializer_data_forms),
         cmocka_unit_test(test_round_trip_reference_models),
         cmocka_unit_test(test_round_trip_zoo_models),
+        cmocka_unit_test(test_export_precision_types),
+        cmocka_unit_test(test_int8_initializer_is_weight),
         cmocka_unit_test(test_round_trip_attributes),
         cmocka_unit_test(test_save_to_bad_path),
         cmocka_unit_test(test_model_load_dispatch),

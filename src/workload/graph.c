@@ -2,7 +2,7 @@
  * graph.c -- construction, indexing and compaction of workload graphs, and
  * the name tables of types and ops (see workload.h).
  */
-#include "workload.h"
+#include "ops_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +91,11 @@ bool wl_dtype_is_float(wl_dtype t)
     return wl_dtype_valid((int)t) && dtype_table[t].is_float;
 }
 
+bool wl_dtype_is_weight(wl_dtype t)
+{
+    return wl_dtype_is_float(t) || t == WL_DTYPE_I8 || t == WL_DTYPE_U8;
+}
+
 const char *wl_dim_name(wl_dim d)
 {
     static const char *const names[WL_NDIMS] = {"N", "G", "C", "M", "P", "Q", "R", "S"};
@@ -110,33 +115,9 @@ void wl_attrs_default(wl_attrs *a, wl_op_kind kind)
     a->ratio = 0.5;
     a->mode_crd = 0;
     a->axis = 0;
-    switch (kind) {
-    case WL_OP_SOFTMAX:
-    case WL_OP_LAYERNORM:
-        a->axis = -1; /* opset 13 default */
-        break;
-    case WL_OP_FLATTEN:
-        a->axis = 1;
-        break;
-    case WL_OP_LEAKY_RELU:
-        a->alpha = 0.01;
-        break;
-    case WL_OP_HARD_SIGMOID:
-        a->alpha = 0.2;
-        a->beta = 0.5;
-        break;
-    case WL_OP_PAD:
-        strcpy(a->mode, "constant");
-        break;
-    case WL_OP_RESIZE:
-        strcpy(a->mode, "nearest");
-        break;
-    case WL_OP_CAST:
-        a->to = WL_DTYPE_F32;
-        break;
-    default:
-        break;
-    }
+    const wl_op_def *def = wl_op_def_of(kind);
+    if (def->defaults)
+        def->defaults(a);
 }
 
 /* ------------------------------------------------------------- tensors */

@@ -9,24 +9,25 @@
  * gathers, not its whole table (an embedding lookup touches 128 rows of
  * 30522).
  */
-#include "workload.h"
+#include "ops_private.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* BatchNormalization reads scale, bias, mean, var at inputs 1..4; the
- * last two are running statistics, not trained parameters. */
-static bool is_bn_running_stat(const wl_graph *g, int32_t t)
+/* True when a live op reads t at an input its table entry marks as no
+ * trained parameter (BatchNormalization's running mean and variance). */
+static bool is_running_stat(const wl_graph *g, int32_t t)
 {
     /* With the consumer lists built, look at t's readers only. */
     int32_t n = g->consumer_start ? wl_consumer_count(g, t) : g->n_ops;
     for (int32_t k = 0; k < n; k++) {
         const wl_op *op = &g->ops[g->consumer_start ? wl_consumer_list(g, t)[k] : k];
-        if (op->dead || op->kind != WL_OP_BATCHNORM)
+        unsigned marked = wl_op_def_of(op->kind)->non_param_inputs;
+        if (op->dead || !marked)
             continue;
-        for (int i = 3; i < op->n_inputs && i <= 4; i++)
-            if (op->inputs[i] == t)
+        for (int i = 0; i < op->n_inputs && i < 32; i++)
+            if ((marked >> i & 1u) && op->inputs[i] == t)
                 return true;
     }
     return false;
@@ -35,8 +36,8 @@ static bool is_bn_running_stat(const wl_graph *g, int32_t t)
 bool wl_tensor_is_param(const wl_graph *g, int32_t t)
 {
     const wl_tensor *tensor = &g->tensors[t];
-    return tensor->kind == WL_TENSOR_WEIGHT && wl_dtype_is_float(tensor->dtype) &&
-           !is_bn_running_stat(g, t);
+    return tensor->kind == WL_TENSOR_WEIGHT && wl_dtype_is_weight(tensor->dtype) &&
+           !is_running_stat(g, t);
 }
 
 /* A tensor whose bytes come from activation memory at run time. */
@@ -67,7 +68,7 @@ void wl_op_stats_get(const wl_graph *g, int32_t o, wl_op_stats *out)
     memset(out, 0, sizeof *out);
     if (op->dead || op->folded)
         return;
-    if (wl_op_kind_category(op->kind) == WL_CAT_COMPUTE) {
+    if (wl_op_def_of(op->kind)->problem) {
         wl_problem p;
         if (wl_op_problem(g, o, &p, NULL) == AS_OK)
             out->macs = wl_problem_macs(&p);
@@ -95,7 +96,7 @@ void wl_op_stats_get(const wl_graph *g, int32_t o, wl_op_stats *out)
         out->output_bytes += wl_tensor_bytes(tensor);
         out->output_elements += wl_tensor_elements(tensor);
     }
-    if (op->kind == WL_OP_GATHER && op->n_inputs > 0 && op->inputs[0] >= 0 &&
+    if (wl_op_gathers_rows(op, 0) && op->n_inputs > 0 && op->inputs[0] >= 0 &&
         g->tensors[op->inputs[0]].kind == WL_TENSOR_WEIGHT)
         out->weight_bytes = out->output_bytes; /* only the gathered rows */
 }

@@ -7,23 +7,24 @@
  * Every transform that changes a shape re-runs wl_graph_infer, so the graph
  * is always left consistent (or the status says why not).
  */
-#include "workload.h"
+#include "ops_private.h"
 
 #include <math.h>
 #include <string.h>
 
-#define OP_FMT "%s: node %d '%s' (%s)"
-#define OP_ARGS(g, op) (g)->source, (op)->source_index, (op)->name, (op)->op_type
-
 /* ------------------------------------------------------------ precision */
 
+/* Each precision's element type of weights and of activations; their
+ * widths are the storage bits. */
 static const struct {
     const char *name;
-    int weight_bits, activation_bits;
+    wl_dtype weight_dtype, activation_dtype;
 } precisions[] = {
-    [WL_PREC_FP32] = {"fp32", 32, 32},  [WL_PREC_FP16] = {"fp16", 16, 16},
-    [WL_PREC_BF16] = {"bf16", 16, 16},  [WL_PREC_INT8] = {"int8", 8, 8},
-    [WL_PREC_MIXED] = {"mixed", 8, 16},
+    [WL_PREC_FP32] = {"fp32", WL_DTYPE_F32, WL_DTYPE_F32},
+    [WL_PREC_FP16] = {"fp16", WL_DTYPE_F16, WL_DTYPE_F16},
+    [WL_PREC_BF16] = {"bf16", WL_DTYPE_BF16, WL_DTYPE_BF16},
+    [WL_PREC_INT8] = {"int8", WL_DTYPE_I8, WL_DTYPE_I8},
+    [WL_PREC_MIXED] = {"mixed", WL_DTYPE_I8, WL_DTYPE_BF16},
 };
 enum { N_PRECISIONS = sizeof precisions / sizeof precisions[0] };
 
@@ -51,8 +52,9 @@ void wl_set_precision(wl_graph *g, wl_precision p)
         wl_tensor *tensor = &g->tensors[t];
         if (!wl_dtype_is_float(tensor->dtype))
             continue;
-        tensor->bits = tensor->kind == WL_TENSOR_WEIGHT ? precisions[p].weight_bits
-                                                        : precisions[p].activation_bits;
+        tensor->storage_dtype = tensor->kind == WL_TENSOR_WEIGHT ? precisions[p].weight_dtype
+                                                                 : precisions[p].activation_dtype;
+        tensor->bits = wl_dtype_bits(tensor->storage_dtype);
     }
 }
 
@@ -65,6 +67,7 @@ as_code wl_set_tensor_bits(wl_graph *g, const char *name, int bits, as_status *s
         return as_fail(st, AS_EINVAL, "%s: tensor '%s': bits = %d is outside 1..64", g->source,
                        name, bits);
     g->tensors[t].bits = bits;
+    g->tensors[t].storage_dtype = WL_DTYPE_UNDEFINED; /* no type says "any width" */
     return AS_OK;
 }
 
@@ -201,12 +204,6 @@ as_code wl_fold_batchnorm(wl_graph *g, int *n_folded, as_status *st)
 
 /* ------------------------------------------------------------- fusability */
 
-static bool is_elementwise(wl_op_kind k)
-{
-    wl_op_category c = wl_op_kind_category(k);
-    return c == WL_CAT_UNARY || c == WL_CAT_BINARY || k == WL_OP_BATCHNORM;
-}
-
 void wl_mark_fusable(wl_graph *g)
 {
     if (!g->consumer_start && wl_graph_index(g, NULL) != AS_OK)
@@ -214,7 +211,7 @@ void wl_mark_fusable(wl_graph *g)
     for (int32_t o = 0; o < g->n_ops; o++) {
         wl_op *op = &g->ops[o];
         op->fusable = false;
-        if (op->dead || op->folded || !is_elementwise(op->kind))
+        if (op->dead || op->folded || !wl_op_def_of(op->kind)->fusable)
             continue;
         /* Fusable when some data input is produced by a working op and read
          * by this op alone: the value never needs to leave the producer. */
@@ -262,8 +259,8 @@ as_code wl_prune_unstructured(wl_graph *g, const char *op_name, double density, 
                         ? weight_operand(g, &g->ops[o])
                         : -1;
         if (w < 0)
-            return as_fail(st, AS_EINVAL, OP_FMT ": not a compute layer with weights",
-                           OP_ARGS(g, &g->ops[o]));
+            return as_fail(st, AS_EINVAL, WL_OP_FMT ": not a compute layer with weights",
+                           WL_OP_ARGS(g, &g->ops[o]));
         g->tensors[w].density = density;
         return AS_OK;
     }
@@ -412,10 +409,10 @@ as_code wl_prune_channels(wl_graph *g, const char *op_name, double keep, int *n_
         if (!plan_conv(g, o, &plan)) {
             if (only >= 0)
                 return as_fail(st, AS_EINVAL,
-                               OP_FMT ": its output channels cannot shrink: a residual Add, a "
-                                      "Concat, a broadcast operand or a graph output depends on "
-                                      "their number",
-                               OP_ARGS(g, &g->ops[o]));
+                               WL_OP_FMT ": its output channels cannot shrink: a residual Add, a "
+                                         "Concat, a broadcast operand or a graph output depends on "
+                                         "their number",
+                               WL_OP_ARGS(g, &g->ops[o]));
             continue;
         }
         int64_t channels = g->tensors[g->ops[o].inputs[1]].dims[0];

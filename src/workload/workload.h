@@ -57,6 +57,9 @@ int wl_dtype_bits(wl_dtype t);
 /* "float32", "int64", ... ; "?" for an unknown code. */
 const char *wl_dtype_name(wl_dtype t);
 bool wl_dtype_is_float(wl_dtype t);
+/* True for the types trained weights are stored in: floats, and int8 and
+ * uint8 (quantized weights, as an int8 export writes them). */
+bool wl_dtype_is_weight(wl_dtype t);
 /* True for a code this library understands. */
 bool wl_dtype_valid(int code);
 
@@ -72,9 +75,14 @@ typedef enum wl_tensor_kind {
 typedef struct wl_tensor {
     const char *name; /* unique in the graph; arena */
     wl_tensor_kind kind;
-    wl_dtype dtype;   /* element type of the values as the model defines them */
-    int bits;         /* storage precision on the accelerator (transforms set it;
-                         defaults to wl_dtype_bits(dtype)) */
+    wl_dtype dtype; /* element type of the values as the model defines them */
+    int bits;       /* storage precision on the accelerator (transforms set it;
+                       defaults to wl_dtype_bits(dtype)) */
+    /* The element type of that storage when wl_set_precision chose it
+     * (float16, bfloat16, int8); WL_DTYPE_UNDEFINED when the storage is the
+     * model's own type or bits were set one by one.  An ONNX export gives
+     * weights written without data this type. */
+    wl_dtype storage_dtype;
     double density;   /* fraction of non-zero elements: 1 dense, < 1 after pruning */
     bool shape_known; /* dims[] valid (false until inferred) */
     int rank;
@@ -485,9 +493,62 @@ typedef struct wl_stats {
 void wl_op_stats_get(const wl_graph *g, int32_t op, wl_op_stats *out);
 /* Whole-graph figures (the graph must be inferred). */
 as_code wl_graph_stats(const wl_graph *g, wl_stats *out, as_status *st);
-/* True when a weight tensor counts as a trainable parameter: a float
- * initializer that is not a BatchNormalization running mean or variance. */
+/* True when a weight tensor counts as a trainable parameter: a float or
+ * quantized (wl_dtype_is_weight) initializer that is not a
+ * BatchNormalization running mean or variance. */
 bool wl_tensor_is_param(const wl_graph *g, int32_t t);
+
+/* ------------------------------------------- op costs for lower modules */
+
+/*
+ * What the mapping and fusion modules need to know about an op beyond
+ * its problem, answered from the op table (ops_private.h) so that a new
+ * op is described in one place.
+ */
+
+/* How much work a non-compute op gives the vector unit. */
+typedef enum wl_vector_class {
+    WL_VEC_NONE,       /* none: compute ops (the MAC array), data movement, views, shapes */
+    WL_VEC_PER_OUTPUT, /* a fixed number of operations per output element (elementwise: 1,
+                          BatchNormalization: 2, Softmax: 4, LayerNormalization: 5) */
+    WL_VEC_PER_INPUT,  /* one per element of input 0 (reductions, global pooling) */
+    WL_VEC_PER_WINDOW, /* one per output element and window position (MaxPool, AveragePool) */
+} wl_vector_class;
+
+wl_vector_class wl_op_vector_class(wl_op_kind k);
+/* Element operations of op on the vector unit, from its statistics s
+ * (wl_op_stats_get): 0 for WL_VEC_NONE. */
+int64_t wl_op_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s);
+
+/* Which region of an input an op needs to produce a tile (a region along
+ * one or two output axes) of its output 0. */
+typedef enum wl_halo_rule {
+    WL_HALO_WHOLE,       /* the whole input, whatever the tile */
+    WL_HALO_WINDOW,      /* input 0 through the sliding window of the two spatial axes
+                            (kernel, strides, dilations, pads): the tile plus a halo */
+    WL_HALO_ROWS,        /* input 0: the tile's rows (tile axis 0), when input and output
+                            agree on that axis (MatMul; Gemm without transA) */
+    WL_HALO_BEFORE_AXIS, /* input 0: the tile, on axes before attribute 'axis' that input
+                            and output share (LayerNormalization, Softmax) */
+    WL_HALO_NOT_AXIS,    /* every input: the tile, on shared axes other than attribute
+                            'axis' (Concat) */
+    WL_HALO_POINTWISE,   /* every input of the output's dims: the tile itself (elementwise,
+                            BatchNormalization) */
+} wl_halo_rule;
+
+/* The halo rule of input `input` of op (WL_HALO_WHOLE for an input the
+ * op's rule does not cover). */
+wl_halo_rule wl_op_halo(const wl_op *op, int input);
+
+/* True when input `input` of op is a table of which the op reads only the
+ * rows its output holds (Gather's data): a weight table costs the bytes of
+ * the output, not of the table. */
+bool wl_op_gathers_rows(const wl_op *op, int input);
+
+/* True when a window op of kind k without attribute kernel_shape takes
+ * its kernel from its weight's trailing dims (Conv, ConvTranspose; pools
+ * must spell it out). */
+bool wl_op_kernel_from_weight(wl_op_kind k);
 
 /* ------------------------------------------------------------ transforms */
 
@@ -502,7 +563,9 @@ typedef enum wl_precision {
 bool wl_precision_parse(const char *s, wl_precision *out);
 const char *wl_precision_name(wl_precision p);
 
-/* Storage precision of every float tensor (integer tensors keep theirs). */
+/* Storage precision of every float tensor (integer tensors keep theirs):
+ * bits and storage_dtype, weights and activations each at the
+ * precision's type (mixed: int8 weights, bfloat16 activations). */
 void wl_set_precision(wl_graph *g, wl_precision p);
 /* Set the precision of one tensor, by name. */
 as_code wl_set_tensor_bits(wl_graph *g, const char *tensor, int bits, as_status *st);
@@ -540,8 +603,11 @@ as_code wl_onnx_load(const char *path, const wl_onnx_options *opt, wl_graph **ou
 as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *display_name,
                             const wl_onnx_options *opt, wl_graph **out, as_status *st);
 /* Write g as an ONNX model (the source's opset; 17 when it uses
- * LayerNormalization) without weight data: initializers
- * keep name, type and dims, constants keep their values. */
+ * LayerNormalization) without weight data: initializers keep name, type
+ * and dims, constants keep their values.  A weight written without data
+ * has the element type of its storage (storage_dtype, set by
+ * wl_set_precision: an int8 model exports INT8 weights), so that reading
+ * the file back gives the same weight bytes. */
 as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st);
 
 /* ------------------------------------------------------------------- zoo */

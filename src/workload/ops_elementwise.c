@@ -1,0 +1,362 @@
+/*
+ * ops_elementwise.c -- the op family of elementwise ops: activations and
+ * math with one data input, and the broadcasting binary ops (arithmetic,
+ * comparisons, Min/Max, PRelu, Where).  Each output element is one scalar
+ * function of its operands, which is also how they fold.  One table entry
+ * per op at the end (see ops_private.h).
+ */
+#include "ops_private.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---------------------------------------------------------- shape rules */
+
+/* Element type of the output of an elementwise or view op: comparisons
+ * and Not give bool, Cast its 'to', Where its value inputs' type, the
+ * rest their first input's. */
+static wl_dtype elementwise_dtype(const wl_infer_ctx *c)
+{
+    switch (c->op->kind) {
+    case WL_OP_EQUAL:
+    case WL_OP_LESS:
+    case WL_OP_GREATER:
+    case WL_OP_NOT:
+        return WL_DTYPE_BOOL;
+    case WL_OP_CAST:
+        return c->op->attrs.to;
+    case WL_OP_WHERE:
+        return IN(c, 1)->dtype;
+    default:
+        return IN(c, 0)->dtype;
+    }
+}
+
+/*
+ * Unary and binary elementwise ops (Relu ... Where): the output has the
+ * broadcast shape of all data inputs.  Clip's bounds are scalars and take
+ * no part; PRelu's slope broadcasts one way, onto the input's shape.
+ */
+static as_code infer_elementwise(wl_infer_ctx *c)
+{
+    wl_op_kind kind = c->op->kind;
+    if (kind == WL_OP_CAST && !wl_dtype_valid((int)c->op->attrs.to))
+        return wl_infer_fail(c, "attribute 'to' = %d is not a known element type",
+                             (int)c->op->attrs.to);
+    int rank = 0;
+    int64_t dims[WL_MAX_RANK];
+    for (int s = 0; s < c->op->n_inputs; s++) {
+        const wl_tensor *t = IN(c, s);
+        if (!t)
+            continue;
+        as_code rc;
+        if (kind == WL_OP_CLIP && s > 0) {
+            if (wl_tensor_elements(t) != 1)
+                return wl_infer_fail(c, "bound '%s' must be a scalar", t->name);
+            continue;
+        }
+        if (kind == WL_OP_PRELU && s > 0)
+            rc = wl_infer_broadcasts_to(c, t, rank, dims);
+        else
+            rc = wl_infer_broadcast(c, t, rank, dims, t->rank, t->dims, &rank, dims);
+        if (rc != AS_OK)
+            return rc;
+    }
+    return wl_infer_set_output(c, 0, elementwise_dtype(c), rank, dims);
+}
+
+/* ------------------------------------------------------------- folding */
+
+/* Most operands an elementwise fold reads (variadic Min/Max beyond this
+ * are left unfolded). */
+enum { MAX_FOLD_OPERANDS = 8 };
+
+/*
+ * The operands of one element of an elementwise op, read both ways: as
+ * int64, exact for integer and bool tensors, and as double.  is_float
+ * says which one the op computes on.  After the operands the row holds
+ * the constants 0 and 1 and a slot for a computed result, so that every
+ * result is an entry of the row.
+ */
+enum { ROW_ZERO = MAX_FOLD_OPERANDS, ROW_ONE, ROW_RESULT, ROW_SIZE };
+
+typedef struct operand_row {
+    int n; /* operands */
+    bool is_float;
+    int64_t i[ROW_SIZE];
+    double f[ROW_SIZE];
+} operand_row;
+
+/* x[a] < x[b] in the representation the op computes on (IEEE for
+ * doubles: false when either is NaN). */
+static bool less(const operand_row *x, int a, int b)
+{
+    return x->is_float ? x->f[a] < x->f[b] : x->i[a] < x->i[b];
+}
+
+/* x[a] == x[b], likewise (NaN equals nothing). */
+static bool equal(const operand_row *x, int a, int b)
+{
+    return x->is_float ? x->f[a] == x->f[b] : x->i[a] == x->i[b];
+}
+
+/*
+ * Ops that only compare and choose: comparisons, Not, Relu, Where, Min,
+ * Max, Cast.  Their result is one of the operands or the constant 0 or 1,
+ * so one definition serves int64 and double rows and int64 stays exact.
+ * Returns the result's index in the row; -1 for the other kinds.
+ */
+static int eval_choice(wl_op_kind kind, const operand_row *x)
+{
+    switch (kind) {
+    case WL_OP_EQUAL:
+        return equal(x, 0, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_LESS:
+        return less(x, 0, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_GREATER:
+        return less(x, 1, 0) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_NOT:
+        return equal(x, 0, ROW_ZERO) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_RELU:
+        return less(x, ROW_ZERO, 0) ? 0 : ROW_ZERO;
+    case WL_OP_WHERE:
+        return equal(x, 0, ROW_ZERO) ? 2 : 1;
+    case WL_OP_CAST:
+        return 0;
+    case WL_OP_MIN:
+    case WL_OP_MAX: {
+        int pick = 0;
+        for (int a = 1; a < x->n; a++)
+            if (kind == WL_OP_MIN ? less(x, a, pick) : less(x, pick, a))
+                pick = a;
+        return pick;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Integer power by squaring; false on a negative exponent or overflow. */
+static bool pow_i64(int64_t base, int64_t exponent, int64_t *r)
+{
+    if (exponent < 0)
+        return false;
+    int64_t result = 1;
+    while (exponent > 0) {
+        if ((exponent & 1) && __builtin_mul_overflow(result, base, &result))
+            return false;
+        exponent >>= 1;
+        if (exponent > 0 && __builtin_mul_overflow(base, base, &base))
+            return false;
+    }
+    *r = result;
+    return true;
+}
+
+/*
+ * Arithmetic on int64 operands x[]: exact, so false when the result is
+ * not representable (overflow, division by zero) or the kind is not
+ * computed on integers; the op then stays unfolded.  Div truncates
+ * toward zero, as ONNX Runtime does.
+ */
+static bool arith_int(wl_op_kind kind, const int64_t *x, int64_t *r)
+{
+    switch (kind) {
+    case WL_OP_ADD:
+        return !__builtin_add_overflow(x[0], x[1], r);
+    case WL_OP_SUB:
+        return !__builtin_sub_overflow(x[0], x[1], r);
+    case WL_OP_MUL:
+        return !__builtin_mul_overflow(x[0], x[1], r);
+    case WL_OP_DIV:
+        if (x[1] == 0 || (x[0] == INT64_MIN && x[1] == -1))
+            return false;
+        *r = x[0] / x[1];
+        return true;
+    case WL_OP_POW:
+        return pow_i64(x[0], x[1], r);
+    case WL_OP_NEG:
+        return !__builtin_sub_overflow((int64_t)0, x[0], r);
+    case WL_OP_ABS:
+        if (x[0] == INT64_MIN)
+            return false;
+        *r = x[0] < 0 ? -x[0] : x[0];
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Arithmetic on double operands x[], IEEE semantics (inf, NaN); false
+ * only for kinds not computed here. */
+static bool arith_float(wl_op_kind kind, const double *x, double *r)
+{
+    switch (kind) {
+    case WL_OP_ADD:
+        *r = x[0] + x[1];
+        break;
+    case WL_OP_SUB:
+        *r = x[0] - x[1];
+        break;
+    case WL_OP_MUL:
+        *r = x[0] * x[1];
+        break;
+    case WL_OP_DIV:
+        *r = x[0] / x[1];
+        break;
+    case WL_OP_POW:
+        *r = pow(x[0], x[1]);
+        break;
+    case WL_OP_NEG:
+        *r = -x[0];
+        break;
+    case WL_OP_ABS:
+        *r = fabs(x[0]);
+        break;
+    case WL_OP_SQRT:
+        *r = sqrt(x[0]);
+        break;
+    case WL_OP_RECIPROCAL:
+        *r = 1.0 / x[0];
+        break;
+    case WL_OP_EXP:
+        *r = exp(x[0]);
+        break;
+    case WL_OP_LOG:
+        *r = log(x[0]);
+        break;
+    case WL_OP_ERF:
+        *r = erf(x[0]);
+        break;
+    case WL_OP_TANH:
+        *r = tanh(x[0]);
+        break;
+    case WL_OP_SIGMOID:
+        *r = 1.0 / (1.0 + exp(-x[0]));
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+/* One element of the op on row x: the index in the row of its result
+ * (an operand, a constant or the computed ROW_RESULT), or -1 when it
+ * cannot be computed. */
+static int eval_element(wl_op_kind kind, operand_row *x)
+{
+    int at = eval_choice(kind, x);
+    if (at >= 0)
+        return at;
+    bool ok = x->is_float ? arith_float(kind, x->f, &x->f[ROW_RESULT])
+                          : arith_int(kind, x->i, &x->i[ROW_RESULT]);
+    return ok ? ROW_RESULT : -1;
+}
+
+/*
+ * Elementwise ops with broadcasting.  Arithmetic is done on doubles when
+ * any operand or the result is floating, exactly on int64 otherwise, and
+ * the result converted to the output's type (bool: non-zero).  Any
+ * element that cannot be computed leaves the whole output unknown.
+ */
+static as_code fold_elementwise(wl_infer_ctx *c, wl_fold_source unused)
+{
+    (void)unused;
+    operand_row x = {.n = c->op->n_inputs, .i[ROW_ONE] = 1, .f[ROW_ONE] = 1.0};
+    if (x.n > MAX_FOLD_OPERANDS)
+        return AS_OK;
+    wl_tensor *y = wl_infer_output(c, 0);
+    x.is_float = wl_dtype_is_float(y->dtype);
+    for (int s = 0; s < x.n; s++)
+        x.is_float |= wl_infer_input(c, s) && wl_dtype_is_float(wl_infer_input(c, s)->dtype);
+    if (!wl_fold_alloc(c, y))
+        return wl_fold_out_of_memory(c);
+    int64_t n = wl_tensor_elements(y), idx[WL_MAX_RANK] = {0};
+    for (int64_t k = 0; k < n; k++) {
+        for (int s = 0; s < x.n; s++) {
+            const wl_tensor *t = wl_infer_input(c, s);
+            if (!t)
+                continue; /* an omitted optional input reads as 0 */
+            int64_t from = wl_fold_broadcast_index(t, y->rank, idx);
+            x.i[s] = wl_fold_value_i(t, from);
+            x.f[s] = wl_fold_value_f(t, from);
+        }
+        int at = eval_element(c->op->kind, &x);
+        if (at < 0) {
+            y->ivalues = NULL;
+            y->fvalues = NULL;
+            return AS_OK;
+        }
+        if (x.is_float)
+            wl_fold_store_f(y, k, x.f[at]);
+        else
+            wl_fold_store_i(y, k, x.i[at]);
+        wl_fold_next_index(y->rank, y->dims, idx);
+    }
+    return AS_OK;
+}
+
+/* ------------------------------------------------------------ defaults */
+
+static void leaky_relu_defaults(wl_attrs *a)
+{
+    a->alpha = 0.01;
+}
+
+static void hard_sigmoid_defaults(wl_attrs *a)
+{
+    a->alpha = 0.2;
+    a->beta = 0.5;
+}
+
+static void cast_defaults(wl_attrs *a)
+{
+    a->to = WL_DTYPE_F32;
+}
+
+/* --------------------------------------------------------------- table */
+
+/* Every elementwise op: its shape rule and folder, fusable into its
+ * producer, one vector operation per output element, and a tile that
+ * passes straight through.  n is the
+ * number of inputs that must be present (Min and Max are variadic). */
+#define ELEMENTWISE(n)                                                                             \
+    .required_inputs = (n), .infer = infer_elementwise, .fold = fold_elementwise, .fusable = true, \
+    .vector = WL_VEC_PER_OUTPUT, .vector_ops_per_element = 1, .halo = WL_HALO_POINTWISE
+
+const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
+    /* Activations. */
+    [WL_OP_RELU] = {ELEMENTWISE(1)},
+    [WL_OP_LEAKY_RELU] = {.defaults = leaky_relu_defaults, ELEMENTWISE(1)},
+    [WL_OP_CLIP] = {ELEMENTWISE(1)},
+    [WL_OP_SIGMOID] = {ELEMENTWISE(1)},
+    [WL_OP_HARD_SIGMOID] = {.defaults = hard_sigmoid_defaults, ELEMENTWISE(1)},
+    [WL_OP_HARD_SWISH] = {ELEMENTWISE(1)},
+    [WL_OP_TANH] = {ELEMENTWISE(1)},
+    [WL_OP_ERF] = {ELEMENTWISE(1)},
+    /* Math. */
+    [WL_OP_SQRT] = {ELEMENTWISE(1)},
+    [WL_OP_RECIPROCAL] = {ELEMENTWISE(1)},
+    [WL_OP_EXP] = {ELEMENTWISE(1)},
+    [WL_OP_LOG] = {ELEMENTWISE(1)},
+    [WL_OP_NEG] = {ELEMENTWISE(1)},
+    [WL_OP_ABS] = {ELEMENTWISE(1)},
+    /* Arithmetic with broadcasting. */
+    [WL_OP_ADD] = {ELEMENTWISE(2)},
+    [WL_OP_SUB] = {ELEMENTWISE(2)},
+    [WL_OP_MUL] = {ELEMENTWISE(2)},
+    [WL_OP_DIV] = {ELEMENTWISE(2)},
+    [WL_OP_POW] = {ELEMENTWISE(2)},
+    /* Comparisons and logic. */
+    [WL_OP_EQUAL] = {ELEMENTWISE(2)},
+    [WL_OP_LESS] = {ELEMENTWISE(2)},
+    [WL_OP_GREATER] = {ELEMENTWISE(2)},
+    [WL_OP_NOT] = {ELEMENTWISE(1)},
+    /* Selection: Min and Max are variadic (one input or more). */
+    [WL_OP_MIN] = {ELEMENTWISE(1)},
+    [WL_OP_MAX] = {ELEMENTWISE(1)},
+    [WL_OP_PRELU] = {ELEMENTWISE(2)},
+    [WL_OP_WHERE] = {ELEMENTWISE(3)},
+    /* Conversion. */
+    [WL_OP_CAST] = {.defaults = cast_defaults, ELEMENTWISE(1)},
+};
