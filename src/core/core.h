@@ -182,4 +182,49 @@ as_code as_yaml_bool(const as_yaml_doc *doc, const as_yaml_node *node, const cha
 as_code as_yaml_check_keys(const as_yaml_doc *doc, const as_yaml_node *map, const char *what,
                            const char *const *allowed, as_status *st);
 
+/* ======================================================================
+ * Random streams, hash table and growable vectors (rng.c, table.c, vec.c):
+ * the pieces every module used to write for itself.
+ * ====================================================================== */
+
+/* ---------------------------------------------------------- random streams */
+
+/* One deterministic stream of splitmix64 numbers. */
+typedef struct as_rng {
+    uint64_t state;
+} as_rng;
+
+/*
+ * How a stream's starting state is derived from (seed, index).  Both start
+ * from seed ^ (index * 0xd1b54a32d192ed03); they differ in the first step,
+ * and each is kept so that every seeded result stays what it was:
+ *  - AS_RNG_FROM_FIRST_OUTPUT: the state is the first splitmix64 output
+ *    (the mapper's and the fusion GA's streams);
+ *  - AS_RNG_ADVANCED_ONCE: the state is advanced once, its output dropped
+ *    (the hardware engines' streams).
+ */
+typedef enum as_rng_derivation { AS_RNG_FROM_FIRST_OUTPUT, AS_RNG_ADVANCED_ONCE } as_rng_derivation;
+
+/* The stream of (seed, index) under derivation `how`. */
+as_rng as_rng_stream(uint64_t seed, uint64_t index, as_rng_derivation how);
+
+/* The next 64 random bits of r. */
+static inline uint64_t as_rng_next(as_rng *r)
+{
+    return as_splitmix64(&r->state);
+}
+
+/* Uniform in [0, n), n > 0 (modulo reduction: the bias is below 2^-40
+ * for the n the searches use, and fixed results depend on it). */
+static inline int64_t as_rng_below(as_rng *r, int64_t n)
+{
+    return (int64_t)(as_rng_next(r) % (uint64_t)n);
+}
+
+/* Uniform in [0, 1), 53 random bits. */
+static inline double as_rng_unit(as_rng *r)
+{
+    return (double)(as_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
 #endif

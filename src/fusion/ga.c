@@ -38,7 +38,8 @@
  * through views as plan.c does.
  *
  * Determinism.  Breeding runs on the calling thread from one random stream
- * (the mapper's splitmix64, seeded by the option's seed); only scoring a
+ * (core's as_rng, derived as the mapper's streams are, from the option's
+ * seed); only scoring a
  * generation runs in parallel, each child on its own, and children are
  * offered to the incumbent in order.  A generation is bred whole and
  * scored as the step budget allows, and selection waits for all of its
@@ -46,8 +47,6 @@
  * the budget is split between steps.
  */
 #include "fusion_private.h"
-
-#include "../mapping/mapspace.h" /* ms_rng */
 
 #include <math.h>
 #include <omp.h>
@@ -68,7 +67,7 @@ typedef struct fu_ga {
     fu_evaluator *e;
     const wl_graph *g;
     fu_search_options opt;
-    ms_rng rng;
+    as_rng rng;
     int32_t n_work;
     int32_t *work;     /* working ops in topological order */
     int32_t *nb_start; /* per graph op: its data neighbours are nb[nb_start[o] .. nb_start[o+1]) */
@@ -226,14 +225,14 @@ static int32_t members_of(fu_ga *ga, const fu_plan *p, int32_t gid)
 /* A uniformly random working op (there must be one). */
 static int32_t random_work_op(fu_ga *ga)
 {
-    return ga->work[ms_rng_below(&ga->rng, ga->n_work)];
+    return ga->work[as_rng_below(&ga->rng, ga->n_work)];
 }
 
 /* A random data neighbour of o, or -1 when it has none. */
 static int32_t random_neighbour(fu_ga *ga, int32_t o)
 {
     int32_t n = ga->nb_start[o + 1] - ga->nb_start[o];
-    return n > 0 ? ga->nb[ga->nb_start[o] + ms_rng_below(&ga->rng, n)] : -1;
+    return n > 0 ? ga->nb[ga->nb_start[o] + as_rng_below(&ga->rng, n)] : -1;
 }
 
 /* Merge: a random op's group absorbs the group of one of its neighbours.
@@ -254,7 +253,7 @@ static bool mutate_split(fu_ga *ga, fu_plan *p)
     int32_t n = members_of(ga, p, p->group[random_work_op(ga)]);
     if (n < 2)
         return false;
-    for (int32_t k = 1 + (int32_t)ms_rng_below(&ga->rng, n - 1); k < n; k++)
+    for (int32_t k = 1 + (int32_t)as_rng_below(&ga->rng, n - 1); k < n; k++)
         p->group[ga->members[k]] = p->n_groups;
     p->n_groups++;
     return true;
@@ -301,9 +300,9 @@ static void mutate(fu_ga *ga, fu_plan *p)
         return;
     do {
         for (int t = 0; t < MUTATION_TRIES; t++)
-            if (try_mutation(ga, p, (fu_mutation)ms_rng_below(&ga->rng, FU_N_MUTATIONS)))
+            if (try_mutation(ga, p, (fu_mutation)as_rng_below(&ga->rng, FU_N_MUTATIONS)))
                 break;
-    } while (ms_rng_below(&ga->rng, 100) < MORE_MUTATIONS_PERCENT);
+    } while (as_rng_below(&ga->rng, 100) < MORE_MUTATIONS_PERCENT);
 }
 
 /* Make p (ids dense) valid as the top of the file says, and canonical.
@@ -341,7 +340,7 @@ static void crossover(fu_ga *ga, const fu_plan *a, const fu_plan *b, fu_plan *ch
         int32_t o = ga->work[i];
         if (ga->visited[o])
             continue;
-        const fu_plan *parent = ms_rng_below(&ga->rng, 2) ? b : a;
+        const fu_plan *parent = as_rng_below(&ga->rng, 2) ? b : a;
         int32_t gid = parent->group[o];
         for (int32_t j = i; j < ga->n_work; j++) { /* earlier ops are all visited */
             int32_t m = ga->work[j];
@@ -362,14 +361,14 @@ static void crossover(fu_ga *ga, const fu_plan *a, const fu_plan *b, fu_plan *ch
  * merge attempts (a random number of them, so that sizes vary). */
 static void random_plan(fu_ga *ga, fu_plan *p)
 {
-    for (int64_t k = ms_rng_below(&ga->rng, ga->n_work + 1); k > 0; k--)
+    for (int64_t k = as_rng_below(&ga->rng, ga->n_work + 1); k > 0; k--)
         try_mutation(ga, p, FU_MUTATE_MERGE);
 }
 
 /* The better of two random members of the population (sorted best first). */
 static const fu_plan *tournament(fu_ga *ga)
 {
-    int64_t i = ms_rng_below(&ga->rng, ga->n_pop), j = ms_rng_below(&ga->rng, ga->n_pop);
+    int64_t i = as_rng_below(&ga->rng, ga->n_pop), j = as_rng_below(&ga->rng, ga->n_pop);
     return &ga->plans[i < j ? i : j];
 }
 
@@ -478,7 +477,7 @@ static void select_survivors(fu_ga *ga)
 static as_code operators_init(fu_ga *ga, const wl_graph *g, uint64_t seed, as_status *st)
 {
     ga->g = g;
-    ga->rng = ms_rng_stream(seed, 0);
+    ga->rng = as_rng_stream(seed, 0, AS_RNG_FROM_FIRST_OUTPUT);
     size_t n_ops = (size_t)g->n_ops;
     ga->work = malloc((n_ops + 1) * sizeof *ga->work);
     ga->members = malloc((n_ops + 1) * sizeof *ga->members);
