@@ -14,8 +14,8 @@
  * (padding) may differ between equal designs: that costs a miss, never a
  * wrong answer.
  *
- * The table is chained over a fixed power-of-two bucket array, grown by
- * doubling, under one lock; entries are immutable once stored.
+ * Entries live in core's hash table (as pointers, so that growing the
+ * table moves no entry) under one lock; they are immutable once stored.
  */
 #include "fusion_private.h"
 
@@ -24,35 +24,24 @@
 #include <string.h>
 
 typedef struct cache_entry {
-    struct cache_entry *next;
-    uint64_t hash;
     fu_mapping_key key;
     map_problem_outcome outcome;
 } cache_entry;
 
 struct fu_mapping_cache {
-    cache_entry **bucket;
-    uint64_t mask; /* buckets - 1 */
-    int64_t entries;
+    as_table entries; /* cache_entry pointers */
     int64_t hits;
     omp_lock_t lock;
 };
 
-#define INITIAL_BUCKETS 1024
-
 as_code fu_mapping_cache_new(fu_mapping_cache **out, as_status *st)
 {
     fu_mapping_cache *c = calloc(1, sizeof *c);
-    if (c)
-        c->bucket = calloc(INITIAL_BUCKETS, sizeof *c->bucket);
-    if (!c || !c->bucket) {
-        free(c);
-        *out = NULL;
-        return as_fail(st, AS_ENOMEM, "out of memory for the shared mapping cache");
-    }
-    c->mask = INITIAL_BUCKETS - 1;
-    omp_init_lock(&c->lock);
     *out = c;
+    if (!c)
+        return as_fail(st, AS_ENOMEM, "out of memory for the shared mapping cache");
+    as_table_init(&c->entries, sizeof(cache_entry *));
+    omp_init_lock(&c->lock);
     return AS_OK;
 }
 
@@ -60,15 +49,12 @@ void fu_mapping_cache_free(fu_mapping_cache *c)
 {
     if (!c)
         return;
-    for (uint64_t b = 0; b <= c->mask; b++) {
-        cache_entry *e = c->bucket[b];
-        while (e) {
-            cache_entry *next = e->next;
-            free(e);
-            e = next;
-        }
+    for (size_t i = 0; i < c->entries.capacity; i++) {
+        cache_entry **e = as_table_slot(&c->entries, i);
+        if (e)
+            free(*e);
     }
-    free(c->bucket);
+    as_table_free(&c->entries);
     omp_destroy_lock(&c->lock);
     free(c);
 }
@@ -77,7 +63,7 @@ void fu_mapping_cache_stats(fu_mapping_cache *c, int64_t *hits, int64_t *entries
 {
     omp_set_lock(&c->lock);
     *hits = c->hits;
-    *entries = c->entries;
+    *entries = (int64_t)c->entries.count;
     omp_unset_lock(&c->lock);
 }
 
@@ -95,57 +81,30 @@ void fu_mapping_key_design(const arch_spec *a, const map_search_options *o, int6
     }
 }
 
-/* The bucket hash of a key: its design digest mixed with its problem. */
+/* The table hash of a key: its design digest mixed with its problem. */
 static uint64_t key_hash(const fu_mapping_key *k)
 {
     return as_hash_bytes(&k->problem, sizeof k->problem, k->design[0]);
 }
 
-/* The entry for k in bucket of hash h, or NULL; the caller holds the lock. */
-static cache_entry *find_locked(fu_mapping_cache *c, const fu_mapping_key *k, uint64_t h)
+/* Whether *item (a cache_entry pointer) holds key k. */
+static bool entry_has_key(const void *item, const void *k, const void *context)
 {
-    for (cache_entry *e = c->bucket[h & c->mask]; e; e = e->next)
-        if (e->hash == h && memcmp(&e->key, k, sizeof *k) == 0)
-            return e;
-    return NULL;
+    (void)context;
+    return memcmp(&(*(cache_entry *const *)item)->key, k, sizeof(fu_mapping_key)) == 0;
 }
 
 bool fu_mapping_cache_get(fu_mapping_cache *c, const fu_mapping_key *k, map_problem_outcome *out)
 {
     uint64_t h = key_hash(k);
     omp_set_lock(&c->lock);
-    cache_entry *e = find_locked(c, k, h);
+    cache_entry **e = as_table_find(&c->entries, h, k, entry_has_key, NULL);
     if (e) {
-        *out = e->outcome;
+        *out = (*e)->outcome;
         c->hits++;
     }
     omp_unset_lock(&c->lock);
     return e != NULL;
-}
-
-/* Double the buckets when the chains average more than two entries; a
- * failed allocation keeps the old array (longer chains, same answers).
- * The caller holds the lock. */
-static void maybe_grow_locked(fu_mapping_cache *c)
-{
-    if (c->entries <= 2 * (int64_t)(c->mask + 1))
-        return;
-    uint64_t mask = 2 * c->mask + 1;
-    cache_entry **bucket = calloc(mask + 1, sizeof *bucket);
-    if (!bucket)
-        return;
-    for (uint64_t b = 0; b <= c->mask; b++) {
-        cache_entry *e = c->bucket[b];
-        while (e) {
-            cache_entry *next = e->next;
-            e->next = bucket[e->hash & mask];
-            bucket[e->hash & mask] = e;
-            e = next;
-        }
-    }
-    free(c->bucket);
-    c->bucket = bucket;
-    c->mask = mask;
 }
 
 bool fu_mapping_cache_put(fu_mapping_cache *c, const fu_mapping_key *k,
@@ -154,19 +113,15 @@ bool fu_mapping_cache_put(fu_mapping_cache *c, const fu_mapping_key *k,
     cache_entry *fresh = malloc(sizeof *fresh);
     if (!fresh)
         return false;
-    fresh->hash = key_hash(k);
     fresh->key = *k;
     fresh->outcome = *outcome;
+    bool added = false;
     omp_set_lock(&c->lock);
-    if (find_locked(c, k, fresh->hash)) {
-        omp_unset_lock(&c->lock);
-        free(fresh);
-        return true;
-    }
-    fresh->next = c->bucket[fresh->hash & c->mask];
-    c->bucket[fresh->hash & c->mask] = fresh;
-    c->entries++;
-    maybe_grow_locked(c);
+    cache_entry **slot = as_table_insert(&c->entries, key_hash(k), k, entry_has_key, NULL, &added);
+    if (added)
+        *slot = fresh;
     omp_unset_lock(&c->lock);
-    return true;
+    if (!added)
+        free(fresh); /* a result already held is kept */
+    return slot != NULL;
 }

@@ -44,7 +44,8 @@ typedef struct point {
 /* The Pareto front of a cut point: no point dominates another. */
 typedef struct front {
     point *p;
-    int32_t n, cap;
+    int32_t n;
+    int64_t cap;
 } front;
 
 typedef struct fu_dp {
@@ -73,14 +74,8 @@ static bool front_add(front *f, fu_objective obj, fu_coords c, int32_t from_cut,
             f->p[kept++] = f->p[i];
     }
     f->n = kept;
-    if (f->n == f->cap) {
-        int32_t cap = f->cap ? 2 * f->cap : 8;
-        point *grown = realloc(f->p, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return false;
-        f->p = grown;
-        f->cap = cap;
-    }
+    if (!as_vec_reserve(&f->p, &f->cap, f->n + 1, sizeof *f->p))
+        return false;
     f->p[f->n++] = (point){c, from_cut, from_point};
     if (f->n > DP_MAX_FRONT) { /* drop the worst point by objective */
         int32_t worst = 0;

@@ -157,23 +157,17 @@ static as_code build_neighbours(fu_ga *ga, as_status *st)
     int32_t *stamp = calloc(n, sizeof *stamp), *stack = malloc(n * sizeof *stack);
     int32_t *row = malloc(n * sizeof *row);
     ga->nb_start = calloc(n + 1, sizeof *ga->nb_start);
-    size_t cap = 4 * n + 4, used = 0;
-    ga->nb = malloc(cap * sizeof *ga->nb);
-    as_code rc = stamp && stack && row && ga->nb_start && ga->nb ? AS_OK : AS_ENOMEM;
+    int64_t cap = 0, used = 0;
+    as_code rc = stamp && stack && row && ga->nb_start ? AS_OK : AS_ENOMEM;
     for (int32_t o = 0; rc == AS_OK && o < g->n_ops; o++) {
         ga->nb_start[o] = (int32_t)used;
         int32_t k = fu_op_in_plan(g, o) ? data_neighbours(g, o, stamp, stack, row) : 0;
-        if (used + (size_t)k > cap) {
-            cap = 2 * (used + (size_t)k);
-            int32_t *grown = realloc(ga->nb, cap * sizeof *grown);
-            if (!grown) {
-                rc = AS_ENOMEM;
-                break;
-            }
-            ga->nb = grown;
+        if (!as_vec_reserve(&ga->nb, &cap, used + k + 1, sizeof *ga->nb)) {
+            rc = AS_ENOMEM;
+            break;
         }
         memcpy(ga->nb + used, row, (size_t)k * sizeof *row);
-        used += (size_t)k;
+        used += k;
     }
     if (rc == AS_OK)
         ga->nb_start[g->n_ops] = (int32_t)used;

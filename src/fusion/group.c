@@ -117,21 +117,18 @@ typedef struct mapped_entry {
     map_problem_outcome out;
 } mapped_entry;
 
-/* A group's cost by its sorted member list. */
+/* A group's cost by its sorted member list (items of the groups table). */
 typedef struct group_entry {
-    uint64_t hash;
     int32_t n;
     int32_t *ops;
     fu_group_cost cost;
 } group_entry;
 
-/* Open addressing over pointers; capacity a power of two, at most half
- * full. */
-typedef struct ptr_table {
-    void **slot;
-    uint64_t mask;
-    int64_t n;
-} ptr_table;
+/* What a group entry is looked up by: its sorted members. */
+typedef struct member_list {
+    const int32_t *ops;
+    int32_t n;
+} member_list;
 
 struct fu_evaluator {
     const wl_graph *g;
@@ -141,67 +138,27 @@ struct fu_evaluator {
     int dram;                  /* the DRAM backing level, -1: none */
     int64_t budget;            /* mappings per problem */
     fu_mapping_key shared_key; /* its design half, for o.shared_mappings */
-    ptr_table mapped;          /* mapped_entry */
-    ptr_table groups;          /* group_entry */
+    as_table mapped;           /* mapped_entry pointers (they stay valid) */
+    as_table groups;           /* group_entry */
     omp_lock_t lock;           /* guards both tables */
     bool lock_ready;
 };
 
-/* An empty table of 64 slots; false when out of memory. */
-static bool table_init(ptr_table *t)
+/* Whether *item (a mapped_entry pointer) maps problem key key. */
+static bool mapped_has_key(const void *item, const void *key, const void *context)
 {
-    t->mask = 63;
-    t->n = 0;
-    t->slot = calloc(t->mask + 1, sizeof *t->slot);
-    return t->slot != NULL;
+    (void)context;
+    const mapped_entry *m = *(mapped_entry *const *)item;
+    return memcmp(&m->key, key, sizeof m->key) == 0;
 }
 
-/* Double t's capacity, rehashing with hash_of; false when out of memory. */
-static bool table_grow(ptr_table *t, uint64_t (*hash_of)(const void *))
+/* Whether group entry item has the members key (a member_list). */
+static bool group_has_members(const void *item, const void *key, const void *context)
 {
-    uint64_t mask = 2 * t->mask + 1;
-    void **slot = calloc(mask + 1, sizeof *slot);
-    if (!slot)
-        return false;
-    for (uint64_t i = 0; i <= t->mask; i++) {
-        if (!t->slot[i])
-            continue;
-        uint64_t j = hash_of(t->slot[i]) & mask;
-        while (slot[j])
-            j = (j + 1) & mask;
-        slot[j] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->mask = mask;
-    return true;
-}
-
-/* Insert entry (hash h, not in t yet), growing t first when it would be
- * more than half full; false when out of memory (entry not inserted). */
-static bool table_insert(ptr_table *t, void *entry, uint64_t h, uint64_t (*hash_of)(const void *))
-{
-    if (2 * (t->n + 1) > (int64_t)t->mask && !table_grow(t, hash_of))
-        return false;
-    uint64_t i = h & t->mask;
-    while (t->slot[i])
-        i = (i + 1) & t->mask;
-    t->slot[i] = entry;
-    t->n++;
-    return true;
-}
-
-/* The hash of a table entry, for table_grow: a mapped problem's is that
- * of its key, a group's is stored with it (that of its sorted members). */
-static uint64_t mapped_hash(const void *entry)
-{
-    const mapped_entry *m = entry;
-    return as_hash_bytes(&m->key, sizeof m->key, AS_HASH_SEED);
-}
-
-static uint64_t group_hash(const void *entry)
-{
-    return ((const group_entry *)entry)->hash;
+    (void)context;
+    const group_entry *ge = item;
+    const member_list *m = key;
+    return ge->n == m->n && memcmp(ge->ops, m->ops, (size_t)m->n * sizeof *m->ops) == 0;
 }
 
 /* ------------------------------------------------------------ evaluator */
@@ -240,10 +197,10 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
                        "not a fanout-only level)",
                        a->name, o->onchip_level, a->n_levels - 1);
     fu_evaluator *e = calloc(1, sizeof *e);
-    if (!e || !table_init(&e->mapped) || !table_init(&e->groups)) {
-        fu_evaluator_free(e);
+    if (!e)
         return as_fail(st, AS_ENOMEM, "out of memory for a fusion evaluator");
-    }
+    as_table_init(&e->mapped, sizeof(mapped_entry *));
+    as_table_init(&e->groups, sizeof(group_entry));
     e->g = g;
     e->a = *a;
     e->o = *o;
@@ -261,16 +218,18 @@ void fu_evaluator_free(fu_evaluator *e)
 {
     if (!e)
         return;
-    for (uint64_t i = 0; e->mapped.slot && i <= e->mapped.mask; i++)
-        free(e->mapped.slot[i]);
-    for (uint64_t i = 0; e->groups.slot && i <= e->groups.mask; i++) {
-        group_entry *ge = e->groups.slot[i];
+    for (size_t i = 0; i < e->mapped.capacity; i++) {
+        mapped_entry **m = as_table_slot(&e->mapped, i);
+        if (m)
+            free(*m);
+    }
+    for (size_t i = 0; i < e->groups.capacity; i++) {
+        group_entry *ge = as_table_slot(&e->groups, i);
         if (ge)
             free(ge->ops);
-        free(ge);
     }
-    free(e->mapped.slot);
-    free(e->groups.slot);
+    as_table_free(&e->mapped);
+    as_table_free(&e->groups);
     if (e->lock_ready)
         omp_destroy_lock(&e->lock);
     free(e);
@@ -295,12 +254,8 @@ const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e)
  * caller holds the lock. */
 static mapped_entry *cached_mapping(const fu_evaluator *e, const map_problem_key *key, uint64_t h)
 {
-    for (uint64_t i = h & e->mapped.mask; e->mapped.slot[i]; i = (i + 1) & e->mapped.mask) {
-        mapped_entry *m = e->mapped.slot[i];
-        if (memcmp(&m->key, key, sizeof *key) == 0)
-            return m;
-    }
-    return NULL;
+    mapped_entry **m = as_table_find(&e->mapped, h, key, mapped_has_key, NULL);
+    return m ? *m : NULL;
 }
 
 /* The mapper's outcome for p on e's design: from the shared cache when
@@ -330,7 +285,7 @@ static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const mapped
 {
     mapped_entry probe;
     map_problem_key_of(p, &probe.key);
-    uint64_t h = mapped_hash(&probe);
+    uint64_t h = as_hash_bytes(&probe.key, sizeof probe.key, AS_HASH_SEED);
     omp_set_lock(&e->lock);
     const mapped_entry *found = cached_mapping(e, &probe.key, h);
     omp_unset_lock(&e->lock);
@@ -349,13 +304,13 @@ static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const mapped
         return code;
     }
     omp_set_lock(&e->lock);
-    mapped_entry *first = cached_mapping(e, &m->key, h);
-    if (first) {
-        free(m);
-        m = first;
-    } else if (!table_insert(&e->mapped, m, h, mapped_hash)) {
-        free(m);
-        m = NULL;
+    bool added;
+    mapped_entry **slot = as_table_insert(&e->mapped, h, &m->key, mapped_has_key, NULL, &added);
+    if (slot && added) {
+        *slot = m;
+    } else {
+        free(m); /* the first stored wins (or memory ran out) */
+        m = slot ? *slot : NULL;
     }
     omp_unset_lock(&e->lock);
     *out = m;
@@ -1196,34 +1151,27 @@ static int by_op(const void *x, const void *y)
  * NULL; the caller holds the lock. */
 static const group_entry *cached_group(fu_evaluator *e, const int32_t *ops, int32_t n, uint64_t h)
 {
-    for (uint64_t i = h & e->groups.mask; e->groups.slot[i]; i = (i + 1) & e->groups.mask) {
-        const group_entry *ge = e->groups.slot[i];
-        if (ge->hash == h && ge->n == n && memcmp(ge->ops, ops, (size_t)n * sizeof *ops) == 0)
-            return ge;
-    }
-    return NULL;
+    member_list key = {ops, n};
+    return as_table_find(&e->groups, h, &key, group_has_members, NULL);
 }
 
 /* Remember cost c of ops[0 .. n) (a failure to remember only costs time). */
 static void remember_group(fu_evaluator *e, const int32_t *ops, int32_t n, uint64_t h,
                            const fu_group_cost *c)
 {
-    group_entry *ge = malloc(sizeof *ge);
     int32_t *copy = malloc((size_t)n * sizeof *copy);
-    if (!ge || !copy) {
-        free(ge);
-        free(copy);
+    if (!copy)
         return;
-    }
     memcpy(copy, ops, (size_t)n * sizeof *copy);
-    *ge = (group_entry){.hash = h, .n = n, .ops = copy, .cost = *c};
+    member_list key = {ops, n};
+    bool added = false;
     omp_set_lock(&e->lock);
-    bool stored = !cached_group(e, ops, n, h) && table_insert(&e->groups, ge, h, group_hash);
+    group_entry *ge = as_table_insert(&e->groups, h, &key, group_has_members, NULL, &added);
+    if (added)
+        *ge = (group_entry){.n = n, .ops = copy, .cost = *c};
     omp_unset_lock(&e->lock);
-    if (!stored) {
+    if (!added)
         free(copy);
-        free(ge);
-    }
 }
 
 /* ops[0 .. n) sorted by op index into *sorted (malloc'd), after checking

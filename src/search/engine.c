@@ -642,28 +642,18 @@ static bool reserve(se_engine *e, int64_t n)
 {
     if (e->n_obs + n <= e->cap_obs)
         return true;
-    int64_t cap = e->cap_obs ? 2 * e->cap_obs : 64;
-    while (cap < e->n_obs + n)
-        cap *= 2;
-    se_observation *obs = realloc(e->obs, (size_t)cap * sizeof *obs);
-    if (obs)
-        e->obs = obs;
-    double *x = realloc(e->x, (size_t)(cap * e->dim) * sizeof *x);
-    if (x)
-        e->x = x;
-    double *w = realloc(e->weights, (size_t)(cap * SE_MAX_OBJECTIVES) * sizeof *w);
-    if (w)
-        e->weights = w;
-    bool *in = realloc(e->in_surrogate, (size_t)cap * sizeof *in);
-    if (in)
-        e->in_surrogate = in;
-    double *dist = realloc(e->accepted_distance, (size_t)cap * sizeof *dist);
-    if (dist)
-        e->accepted_distance = dist;
-    if (!obs || !x || !w || !in || !dist)
-        return false;
-    e->cap_obs = cap;
-    return true;
+    /* Five arrays of one length: each grows from the same capacity, so
+     * all reach the same one; it is recorded once every one has. */
+    int64_t need = e->n_obs + n,
+            cap[5] = {e->cap_obs, e->cap_obs, e->cap_obs, e->cap_obs, e->cap_obs};
+    bool ok = as_vec_reserve(&e->obs, &cap[0], need, sizeof *e->obs) &&
+              as_vec_reserve(&e->x, &cap[1], need, (size_t)e->dim * sizeof *e->x) &&
+              as_vec_reserve(&e->weights, &cap[2], need, SE_MAX_OBJECTIVES * sizeof *e->weights) &&
+              as_vec_reserve(&e->in_surrogate, &cap[3], need, sizeof *e->in_surrogate) &&
+              as_vec_reserve(&e->accepted_distance, &cap[4], need, sizeof *e->accepted_distance);
+    if (ok)
+        e->cap_obs = cap[0];
+    return ok;
 }
 
 /* The p-th percentile of v[0 .. n) (sorted in place; linear between

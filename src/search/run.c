@@ -145,15 +145,9 @@ typedef struct stored_rows {
 static bool collect_row(void *user, const store_row *row)
 {
     stored_rows *rows = user;
-    if (rows->n == rows->cap) {
-        int64_t cap = rows->cap ? 2 * rows->cap : 256;
-        stored_row *v = realloc(rows->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            rows->failed = true;
-            return false;
-        }
-        rows->v = v;
-        rows->cap = cap;
+    if (!as_vec_reserve(&rows->v, &rows->cap, rows->n + 1, sizeof *rows->v)) {
+        rows->failed = true;
+        return false;
     }
     stored_row *r = &rows->v[rows->n++];
     r->iteration = row->iteration;
@@ -224,14 +218,9 @@ static int64_t round_budget(const run *r, int round, int n_rounds)
 static se_candidate *new_candidate(run *r)
 {
     se_result *out = r->out;
-    if (out->n_candidates == r->cap_candidates) {
-        int64_t cap = r->cap_candidates ? 2 * r->cap_candidates : 64;
-        se_candidate *v = realloc(out->candidates, (size_t)cap * sizeof *v);
-        if (!v)
-            return NULL;
-        out->candidates = v;
-        r->cap_candidates = cap;
-    }
+    if (!as_vec_reserve(&out->candidates, &r->cap_candidates, out->n_candidates + 1,
+                        sizeof *out->candidates))
+        return NULL;
     se_candidate *c = &out->candidates[out->n_candidates++];
     memset(c, 0, sizeof *c);
     return c;
@@ -538,18 +527,13 @@ static as_code close_iteration(run *r, int64_t iteration, int64_t evaluations, a
     if (code != AS_OK)
         return code;
     se_result *out = r->out;
-    if (out->n_curve == r->cap_curve) {
-        int64_t cap = r->cap_curve ? 2 * r->cap_curve : 64;
-        int64_t *ev = realloc(out->curve_evaluations, (size_t)cap * sizeof *ev);
-        if (ev)
-            out->curve_evaluations = ev;
-        double *hvs = realloc(out->curve_hypervolume, (size_t)cap * sizeof *hvs);
-        if (hvs)
-            out->curve_hypervolume = hvs;
-        if (!ev || !hvs)
-            return as_fail(st, AS_ENOMEM, "out of memory for the hypervolume curve");
-        r->cap_curve = cap;
-    }
+    int64_t cap_ev = r->cap_curve, cap_hv = r->cap_curve;
+    if (!as_vec_reserve(&out->curve_evaluations, &cap_ev, out->n_curve + 1,
+                        sizeof *out->curve_evaluations) ||
+        !as_vec_reserve(&out->curve_hypervolume, &cap_hv, out->n_curve + 1,
+                        sizeof *out->curve_hypervolume))
+        return as_fail(st, AS_ENOMEM, "out of memory for the hypervolume curve");
+    r->cap_curve = cap_ev; /* both arrays hold at least this many now */
     out->curve_evaluations[out->n_curve] = evaluations;
     out->curve_hypervolume[out->n_curve++] = hv;
     if (!r->db || iteration <= r->last_front_iteration)
