@@ -7,8 +7,6 @@
 
 #include "fusion.h"
 
-#include "../mapping/network_private.h"
-
 /* ------------------------------------ searches (search.c, ga.c, dp.c) */
 
 /*
@@ -99,26 +97,6 @@ void fu_plan_members(const wl_graph *g, const fu_plan *p, int32_t *start, int32_
  * and reports.  A single op costs as in fu_group_evaluate. */
 as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
                                fu_halo_mode halo, fu_group_cost *out, as_status *st);
-
-/* ----------------------------------------- shared mapper results (cache.c) */
-
-/* What names a mapper result across designs: the design (architecture
- * contents but its name, mapper options, budget) as a 128-bit digest, and
- * the problem. */
-typedef struct fu_mapping_key {
-    uint64_t design[2];
-    map_problem_key problem;
-} fu_mapping_key;
-
-/* The design half of a key. */
-void fu_mapping_key_design(const arch_spec *a, const map_search_options *o, int64_t budget,
-                           fu_mapping_key *k);
-/* Copy the result held for k into *out; false when there is none. */
-bool fu_mapping_cache_get(fu_mapping_cache *c, const fu_mapping_key *k, map_problem_outcome *out);
-/* Hold a copy of outcome for k (a result already held is kept); false
- * when out of memory (the cache is an optimisation: callers go on). */
-bool fu_mapping_cache_put(fu_mapping_cache *c, const fu_mapping_key *k,
-                          const map_problem_outcome *outcome);
 
 /* ------------------------------------------------ FAST's ILP (ilp.c) */
 

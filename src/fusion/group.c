@@ -2,7 +2,7 @@
  * group.c -- the cost of a fused group (Optimus, DeFiNES) and of a plan.
  *
  * Singleton groups are layers: they cost exactly what map_network_evaluate
- * charges (network.c's model, reused through network_private.h): the
+ * charges (network.c's model, reused through mapping.h's layer cost): the
  * mapper maps the whole layer with DRAM as backing store and its DRAM
  * traffic, refetches included, is the layer's.
  *
@@ -85,8 +85,6 @@
  */
 #include "fusion_private.h"
 
-#include "../mapping/network_private.h"
-
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -111,12 +109,6 @@ void fu_cost_options_default(fu_cost_options *o)
 
 /* ------------------------------------------------------------- caches */
 
-/* A mapped problem, kept for the evaluator's life (pointers stay valid). */
-typedef struct mapped_entry {
-    map_problem_key key;
-    map_problem_outcome out;
-} mapped_entry;
-
 /* A group's cost by its sorted member list (items of the groups table). */
 typedef struct group_entry {
     int32_t n;
@@ -134,23 +126,16 @@ struct fu_evaluator {
     const wl_graph *g;
     arch_spec a;
     fu_cost_options o;
-    int onchip;                /* level holding fused data, -1: none */
-    int dram;                  /* the DRAM backing level, -1: none */
-    int64_t budget;            /* mappings per problem */
-    fu_mapping_key shared_key; /* its design half, for o.shared_mappings */
-    as_table mapped;           /* mapped_entry pointers (they stay valid) */
-    as_table groups;           /* group_entry */
-    omp_lock_t lock;           /* guards both tables */
+    int onchip;               /* level holding fused data, -1: none */
+    int dram;                 /* the DRAM backing level, -1: none */
+    int64_t budget;           /* mappings per problem */
+    map_layer_key design_key; /* its design half, for the mapping cache */
+    map_cache *mappings;      /* o.shared_mappings, or the evaluator's own */
+    bool owns_mappings;
+    as_table groups; /* group_entry */
+    omp_lock_t lock; /* guards the groups */
     bool lock_ready;
 };
-
-/* Whether *item (a mapped_entry pointer) maps problem key key. */
-static bool mapped_has_key(const void *item, const void *key, const void *context)
-{
-    (void)context;
-    const mapped_entry *m = *(mapped_entry *const *)item;
-    return memcmp(&m->key, key, sizeof m->key) == 0;
-}
 
 /* Whether group entry item has the members key (a member_list). */
 static bool group_has_members(const void *item, const void *key, const void *context)
@@ -199,15 +184,23 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
     fu_evaluator *e = calloc(1, sizeof *e);
     if (!e)
         return as_fail(st, AS_ENOMEM, "out of memory for a fusion evaluator");
-    as_table_init(&e->mapped, sizeof(mapped_entry *));
     as_table_init(&e->groups, sizeof(group_entry));
+    e->mappings = o->shared_mappings;
+    if (!e->mappings) {
+        code = map_cache_new(&e->mappings, st);
+        e->owns_mappings = true;
+        if (code != AS_OK) {
+            fu_evaluator_free(e);
+            return code;
+        }
+    }
     e->g = g;
     e->a = *a;
     e->o = *o;
     e->onchip = onchip;
     e->dram = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM ? a->n_levels - 1 : -1;
     e->budget = map_effective_budget(&o->search, o->budget_per_problem);
-    fu_mapping_key_design(a, &o->search, e->budget, &e->shared_key);
+    map_layer_key_design(a, &o->search, e->budget, &e->design_key);
     omp_init_lock(&e->lock);
     e->lock_ready = true;
     *out = e;
@@ -218,17 +211,13 @@ void fu_evaluator_free(fu_evaluator *e)
 {
     if (!e)
         return;
-    for (size_t i = 0; i < e->mapped.capacity; i++) {
-        mapped_entry **m = as_table_slot(&e->mapped, i);
-        if (m)
-            free(*m);
-    }
     for (size_t i = 0; i < e->groups.capacity; i++) {
         group_entry *ge = as_table_slot(&e->groups, i);
         if (ge)
             free(ge->ops);
     }
-    as_table_free(&e->mapped);
+    if (e->owns_mappings)
+        map_cache_free(e->mappings);
     as_table_free(&e->groups);
     if (e->lock_ready)
         omp_destroy_lock(&e->lock);
@@ -250,71 +239,32 @@ const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e)
     return &e->o;
 }
 
-/* The cached mapping of the problem with key (hash h), or NULL; the
- * caller holds the lock. */
-static mapped_entry *cached_mapping(const fu_evaluator *e, const map_problem_key *key, uint64_t h)
-{
-    mapped_entry **m = as_table_find(&e->mapped, h, key, mapped_has_key, NULL);
-    return m ? *m : NULL;
-}
-
-/* The mapper's outcome for p on e's design: from the shared cache when
- * another design's evaluator has mapped it, else searched (and shared). */
-static void map_shared_or_search(fu_evaluator *e, const wl_problem *p, map_problem_outcome *out)
-{
-    fu_mapping_cache *shared = e->o.shared_mappings;
-    fu_mapping_key key = e->shared_key;
-    if (shared) {
-        map_problem_key_of(p, &key.problem);
-        if (fu_mapping_cache_get(shared, &key, out))
-            return;
-    }
-    map_problem_search_run(&e->a, p, &e->o.search, e->o.search.threads, e->budget, NULL, out);
-    if (shared && out->code == AS_OK)
-        fu_mapping_cache_put(shared, &key, out);
-}
-
 /*
- * The mapper's best for problem p, searched once per distinct problem.
- * The search runs outside the lock, so two threads may map the same new
+ * The mapper's best for problem p on e's design, searched once per
+ * distinct problem (and design, when the cache is shared).  The search
+ * runs outside the cache's lock, so two threads may map the same new
  * problem at once; both get the same result (same seed) and the first
  * stored wins.  Fails when the search cannot start or memory runs out.
  */
-static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const mapped_entry **out,
+static as_code mapped_problem(fu_evaluator *e, const wl_problem *p, const map_problem_outcome **out,
                               as_status *st)
 {
-    mapped_entry probe;
-    map_problem_key_of(p, &probe.key);
-    uint64_t h = as_hash_bytes(&probe.key, sizeof probe.key, AS_HASH_SEED);
-    omp_set_lock(&e->lock);
-    const mapped_entry *found = cached_mapping(e, &probe.key, h);
-    omp_unset_lock(&e->lock);
-    *out = found;
-    if (found)
+    map_layer_key key = e->design_key;
+    map_problem_key_of(p, &key.problem);
+    *out = map_cache_find(e->mappings, &key);
+    if (*out)
         return AS_OK;
-
-    mapped_entry *m = malloc(sizeof *m);
-    if (!m)
+    map_problem_outcome *searched = malloc(sizeof *searched);
+    if (!searched)
         return as_fail(st, AS_ENOMEM, "out of memory for a mapped problem");
-    m->key = probe.key;
-    map_shared_or_search(e, p, &m->out);
-    if (m->out.code != AS_OK) {
-        as_code code = as_fail(st, m->out.code, "%s", m->out.status.message);
-        free(m);
-        return code;
-    }
-    omp_set_lock(&e->lock);
-    bool added;
-    mapped_entry **slot = as_table_insert(&e->mapped, h, &m->key, mapped_has_key, NULL, &added);
-    if (slot && added) {
-        *slot = m;
-    } else {
-        free(m); /* the first stored wins (or memory ran out) */
-        m = slot ? *slot : NULL;
-    }
-    omp_unset_lock(&e->lock);
-    *out = m;
-    return m ? AS_OK : as_fail(st, AS_ENOMEM, "out of memory for the mapped-problem cache");
+    map_problem_search_run(&e->a, p, &e->o.search, e->o.search.threads, e->budget, NULL, searched);
+    as_code code = AS_OK;
+    if (searched->code != AS_OK)
+        code = as_fail(st, searched->code, "%s", searched->status.message);
+    else if (!(*out = map_cache_add(e->mappings, &key, searched)))
+        code = as_fail(st, AS_ENOMEM, "out of memory for the mapping cache");
+    free(searched);
+    return code;
 }
 
 /* ------------------------------------------------------------ singletons */
@@ -349,18 +299,18 @@ static as_code singleton_cost(fu_evaluator *e, int32_t o, fu_group_cost *c, as_s
         as_code code = wl_op_problem(g, o, &r.problem, st);
         if (code != AS_OK)
             return code;
-        const mapped_entry *m;
+        const map_problem_outcome *m;
         code = mapped_problem(e, &r.problem, &m, st);
         if (code != AS_OK)
             return code;
-        if (!m->out.found) {
+        if (!m->found) {
             snprintf(c->reason, sizeof c->reason,
                      "op %d '%s': no valid mapping on %s after %lld evaluations", o, g->ops[o].name,
-                     e->a.name, (long long)m->out.evaluated);
+                     e->a.name, (long long)m->evaluated);
             return AS_OK;
         }
-        map_cost_compute_layer(g, &e->a, &m->out, &r);
-        c->onchip_bytes = bytes_of_words((double)level_tile_words(&m->out.eval, e->onchip),
+        map_cost_compute_layer(g, &e->a, m, &r);
+        c->onchip_bytes = bytes_of_words((double)level_tile_words(&m->eval, e->onchip),
                                          e->onchip >= 0 ? e->a.level[e->onchip].word_bits : 8);
     } else {
         map_cost_vector_layer(g, &e->a, &r);
@@ -956,11 +906,11 @@ static as_code cost_tiling(group *gr, const tiling *tl, fu_group_cost *c, as_sta
             continue;
         }
         wl_problem p = tile_problem(gr, m);
-        const mapped_entry *me;
+        const map_problem_outcome *me;
         as_code code = mapped_problem(e, &p, &me, st);
         if (code != AS_OK)
             return code;
-        if (!me->out.found) {
+        if (!me->found) {
             snprintf(c->reason, sizeof c->reason,
                      "op %d '%s': no valid mapping of its %lldx%lld tile on %s", m->op,
                      e->g->ops[m->op].name, (long long)p.bound[WL_DIM_P],
@@ -968,7 +918,7 @@ static as_code cost_tiling(group *gr, const tiling *tl, fu_group_cost *c, as_sta
             return AS_OK;
         }
         double tile_energy, tile_cycles, tile_macs = (double)wl_problem_macs(&p);
-        onchip_share(e, &me->out.eval, &tile_energy, &tile_cycles);
+        onchip_share(e, &me->eval, &tile_energy, &tile_cycles);
         onchip += tile_energy * work / tile_macs;
         cycles += ceil(tile_cycles * work / tile_macs);
         int64_t executed = llround(work);

@@ -61,10 +61,12 @@
  * then partial and interrupted is true.
  *
  * Sharing.  The search of one problem and the costing of one layer are
- * also the fusion module's (network_private.h): a fused plan of singleton
- * groups costs exactly what this file charges.
+ * mapping.h's layer cost, which the fusion module uses too: a fused plan
+ * of singleton groups costs exactly what this file charges.  With a
+ * mapping cache in the options (map_cache), a class whose problem the
+ * cache holds for this design is not searched again.
  */
-#include "network_private.h"
+#include "mapping.h"
 
 #include <math.h>
 #include <omp.h>
@@ -193,7 +195,8 @@ typedef struct network_job {
     const wl_graph *g;
     const arch_spec *a;
     const map_network_options *o;
-    int64_t budget; /* evaluations per problem; 0 = until the search ends */
+    int64_t budget;           /* evaluations per problem; 0 = until the search ends */
+    map_layer_key design_key; /* its design half, for o->cache */
 } network_job;
 
 static bool stop_requested(const network_job *job)
@@ -249,6 +252,24 @@ void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_s
     map_search_free(s);
 }
 
+/* The outcome of class c: from the caller's cache when it holds one,
+ * else searched (and given to the cache when the search was complete). */
+static void map_class(const network_job *job, problem_class *c, int threads)
+{
+    const map_network_options *o = job->o;
+    map_layer_key key = job->design_key;
+    key.problem = c->key;
+    const map_problem_outcome *held = o->cache ? map_cache_find(o->cache, &key) : NULL;
+    if (held) {
+        c->out = *held;
+        return;
+    }
+    map_problem_search_run(job->a, &c->problem, &o->search, threads, job->budget, o->stop_flag,
+                           &c->out);
+    if (o->cache && c->out.code == AS_OK && c->out.searched)
+        map_cache_add(o->cache, &key, &c->out); /* a failure only costs a later search */
+}
+
 /* Search every class, in parallel when there are several (see the top of
  * the file); report progress after each, never two calls at once. */
 static void map_classes(const network_job *job, class_table *t)
@@ -264,8 +285,7 @@ static void map_classes(const network_job *job, class_table *t)
     for (int32_t i = 0; i < t->n; i++) {
         if (stop_requested(job))
             continue;
-        map_problem_search_run(job->a, &t->cls[i].problem, &o->search, inner, job->budget,
-                               o->stop_flag, &t->cls[i].out);
+        map_class(job, &t->cls[i], inner);
 #pragma omp critical(map_network_progress)
         {
             done++;
@@ -599,6 +619,7 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
         return code;
     network_job job = {
         .g = g, .a = a, .o = o, .budget = map_effective_budget(&o->search, o->budget_per_problem)};
+    map_layer_key_design(a, &o->search, job.budget, &job.design_key);
     code = collect_layers(g, o->only_layer, &t, out, st);
     if (code == AS_OK) {
         map_classes(&job, &t);

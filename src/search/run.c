@@ -803,7 +803,7 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
         code = se_models_get(r.models, i, 1, &g, &footprint, st);
     }
     if (code == AS_OK)
-        code = fu_mapping_cache_new(&r.sw.shared, st);
+        code = map_cache_new(&r.sw.shared, st);
     if (code == AS_OK)
         code = open_store(&r, workloads, n_workloads, st);
     if (code == AS_OK)
@@ -835,7 +835,7 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
         store_close(r.db);
     }
     free(r.stored.v);
-    fu_mapping_cache_free(r.sw.shared);
+    map_cache_free(r.sw.shared);
     out->models = r.models;
     out->seconds = omp_get_wtime() - r.start_seconds;
     return code;
