@@ -48,6 +48,9 @@
 #define INFEASIBLE_PENALTY 0.5 /* above the worst feasible target, in target units */
 #define DISTINCT_TRIES 64      /* draws to find a point not seen before */
 #define TWO_PI 6.283185307179586
+/* Mixed into the seed of the ParEGO weight streams so that they differ
+ * from the proposal streams of the same seed (PCG's multiplier). */
+#define WEIGHTS_SEED_SALT 0x5851f42d4c957f2dull
 
 /* ---------------------------------------------------------------- random */
 
@@ -96,14 +99,12 @@ struct se_engine {
     double sobol_shift[SE_MAX_PARAMS];
     /* Proposals not yet observed: their weights and particles. */
     int n_pending;
-    double pending_weights[64][SE_MAX_OBJECTIVES];
-    int pending_particle[64];
+    double pending_weights[SE_MAX_BATCH][SE_MAX_OBJECTIVES];
+    int pending_particle[SE_MAX_BATCH];
     int n_particles;
     particle *particles;
     int next_particle;
 };
-
-#define MAX_BATCH 64
 
 const char *se_algo_name(se_algo a)
 {
@@ -388,7 +389,7 @@ static void maximise_ei(se_engine *e, as_rng *r, const se_gp *gp, const double *
  * lattice vectors across a batch, a fresh draw per round. */
 static void slot_weights(const se_engine *e, uint64_t round, int slot, double *w)
 {
-    as_rng r = rng_stream(e->o.seed ^ 0x5851f42d4c957f2dull, round);
+    as_rng r = rng_stream(e->o.seed ^ WEIGHTS_SEED_SALT, round);
     uint64_t base = as_rng_next(&r);
     se_parego_weights(e->o.n_objectives, base + (uint64_t)slot, w);
 }
@@ -608,9 +609,9 @@ static as_code propose_ga(se_engine *e, int n, se_point *out, as_status *st)
 
 as_code se_engine_propose(se_engine *e, int n, se_point *out, as_status *st)
 {
-    if (n < 1 || e->n_pending + n > MAX_BATCH)
+    if (n < 1 || e->n_pending + n > SE_MAX_BATCH)
         return as_fail(st, AS_EINVAL, "a batch holds 1 to %d points (asked for %d, %d pending)",
-                       MAX_BATCH, n, e->n_pending);
+                       SE_MAX_BATCH, n, e->n_pending);
     as_code code = AS_OK;
     switch (e->o.algo) {
     case SE_ALGO_RANDOM:

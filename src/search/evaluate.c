@@ -24,6 +24,10 @@
 /* --------------------------------------------------------------- models */
 
 #define MAX_BATCHES 16 /* native batches one run meets (1 .. 2^15) */
+#define BYTES_PER_MiB 1048576.0
+/* Mixed into the run's seed for a candidate's software seed (splitmix64's
+ * increment, so that seed 0 does not hash from 0). */
+#define SOFTWARE_SEED_SALT 0x9e3779b97f4a7c15ull
 
 typedef struct prepared {
     int64_t batch;
@@ -144,7 +148,7 @@ static int64_t take_offchip_capacity(arch_spec *a)
  * point, so equal designs get equal software whenever they are met. */
 static uint64_t candidate_seed(const se_sw_options *o, const se_point *p)
 {
-    return as_hash_bytes(p, sizeof *p, o->seed ^ 0x9e3779b97f4a7c15ull);
+    return as_hash_bytes(p, sizeof *p, o->seed ^ SOFTWARE_SEED_SALT);
 }
 
 /* Start workload k's fusion search on c's design. */
@@ -193,7 +197,7 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
             snprintf(
                 c->reason, sizeof c->reason,
                 "%s needs %.2f MiB off chip (weights + largest layer), the design has %.2f MiB",
-                c->graph[k]->name, footprint / 1048576.0, capacity / 1048576.0);
+                c->graph[k]->name, footprint / BYTES_PER_MiB, capacity / BYTES_PER_MiB);
         }
     }
     for (int k = 0; c->feasible && k < n_workloads; k++) {

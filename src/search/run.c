@@ -302,13 +302,13 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
 /* One batch under evaluation: candidates and their live searches. */
 typedef struct batch {
     int n;
-    se_candidate *cand[64];
-    se_candidate_eval eval[64];
-    bool started[64]; /* eval initialised */
-    bool alive[64];   /* gets the next round */
-    bool done[64];    /* completed the current round */
-    as_status status[64];
-    as_code code[64];
+    se_candidate *cand[SE_MAX_BATCH];
+    se_candidate_eval eval[SE_MAX_BATCH];
+    bool started[SE_MAX_BATCH]; /* eval initialised */
+    bool alive[SE_MAX_BATCH];   /* gets the next round */
+    bool done[SE_MAX_BATCH];    /* completed the current round */
+    as_status status[SE_MAX_BATCH];
+    as_code code[SE_MAX_BATCH];
 } batch;
 
 /* Round `round` of slot i: from the store, or computed and stored. */
@@ -381,7 +381,7 @@ static void halve(const run *r, batch *b)
     int m = 0;
     for (int i = 0; i < b->n; i++)
         m += b->alive[i] && b->cand[i]->feasible;
-    bool by_value[64] = {0}, by_auc[64] = {0};
+    bool by_value[SE_MAX_BATCH] = {0}, by_auc[SE_MAX_BATCH] = {0};
     mark_best(r, b, false, (m + 1) / 2, by_value);
     mark_best(r, b, true, (m + 3) / 4, by_auc);
     for (int i = 0; i < b->n; i++)
@@ -596,7 +596,7 @@ static as_code run_baseline(run *r, bool *interrupted, as_status *st)
 static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n, bool *interrupted,
                              as_status *st)
 {
-    se_point points[64];
+    se_point points[SE_MAX_BATCH];
     as_code code = se_engine_propose(engine, n, points, st);
     if (code != AS_OK)
         return code;
@@ -621,7 +621,7 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
     int n_rounds = r->o->algo == SE_ALGO_CASCO ? r->rounds : 1;
     if (code == AS_OK)
         code = evaluate_batch(r, b, n_rounds, interrupted, st);
-    se_observation obs[64];
+    se_observation obs[SE_MAX_BATCH];
     for (int i = 0; i < n && code == AS_OK && !*interrupted; i++) {
         se_candidate *c = b->cand[i];
         maybe_set_reference(r, c);
@@ -681,16 +681,16 @@ static as_code check_options(const se_run_options *o, const se_workload *w, int 
     if (o->budget < 1)
         return as_fail(st, AS_EINVAL, "--budget must be at least 1, not %lld",
                        (long long)o->budget);
-    if (o->batch < 1 || o->batch > 64)
-        return as_fail(st, AS_EINVAL, "--batch must be 1..64, not %d", o->batch);
+    if (o->batch < 1 || o->batch > SE_MAX_BATCH)
+        return as_fail(st, AS_EINVAL, "--batch must be 1..%d, not %d", SE_MAX_BATCH, o->batch);
     if (o->threads < 1)
         return as_fail(st, AS_EINVAL, "--threads must be at least 1, not %d", o->threads);
     if (o->n_objectives < 1 || o->n_objectives > SE_MAX_OBJECTIVES)
         return as_fail(st, AS_EINVAL, "1 to %d objectives, not %d", SE_MAX_OBJECTIVES,
                        o->n_objectives);
-    if (o->sh_rounds < 1 || o->sh_rounds > 8)
-        return as_fail(st, AS_EINVAL, "successive-halving rounds must be 1..8, not %d",
-                       o->sh_rounds);
+    if (o->sh_rounds < 1 || o->sh_rounds > SE_MAX_SH_ROUNDS)
+        return as_fail(st, AS_EINVAL, "successive-halving rounds must be 1..%d, not %d",
+                       SE_MAX_SH_ROUNDS, o->sh_rounds);
     int64_t unit = (int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1);
     if (o->sw_budget < unit)
         return as_fail(st, AS_EINVAL,

@@ -24,6 +24,12 @@
 
 #define SE_MAX_PARAMS 24
 #define SE_MAX_CHOICES 4
+/* Candidates an engine proposes at once (a run's --batch): the engines
+ * and the run keep a batch in fixed arrays of this size. */
+#define SE_MAX_BATCH 64
+/* Successive-halving rounds of a CASCO run (the first round's budget is
+ * the full budget over 2^(rounds - 1)). */
+#define SE_MAX_SH_ROUNDS 8
 #define SE_NAME_BYTES 40
 
 /*
