@@ -157,11 +157,14 @@ static as_code offer_best(fu_dp *dp, fu_incumbent *inc, as_status *st)
     p->n_groups = n_groups;
     fu_plan_canonicalize(dp->g, p);
     double value;
-    as_code rc = fu_plan_value(dp->e, dp->objective, p, &value, st);
-    if (rc != AS_OK)
+    fu_plan_cost cost;
+    as_code rc = fu_plan_value(dp->e, dp->objective, p, &value, &cost, st);
+    if (rc != AS_OK) {
+        fu_plan_cost_free(&cost);
         return rc;
+    }
     inc->evaluated++;
-    return fu_incumbent_offer(inc, p, value, st);
+    return fu_incumbent_offer(inc, p, value, &cost, st);
 }
 
 as_code fu_dp_new(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st)

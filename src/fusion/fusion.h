@@ -95,6 +95,8 @@ typedef struct fu_plan_cost {
 } fu_plan_cost;
 
 void fu_plan_cost_free(fu_plan_cost *c);
+/* A deep copy of c into *out (which is overwritten, not freed). */
+as_code fu_plan_cost_copy(fu_plan_cost *out, const fu_plan_cost *c, as_status *st);
 
 typedef struct fu_cost_options {
     map_search_options search;  /* how members are mapped on their tile problems */
@@ -106,6 +108,9 @@ typedef struct fu_cost_options {
      * same in everything but its name, with the same mapper options and
      * budget.  Pure memoisation.  NULL: the evaluator keeps its own. */
     map_cache *shared_mappings;
+    /* The caller has passed the architecture through arch_validate (a
+     * co-design candidate, checked when decoded): not checked again. */
+    bool arch_validated;
 } fu_cost_options;
 
 void fu_cost_options_default(fu_cost_options *o);

@@ -31,22 +31,27 @@ double fu_objective_of(fu_objective obj, fu_coords c);
  * (room for g->n_ops); returns how many. */
 int32_t fu_working_ops(const wl_graph *g, int32_t *ops);
 
-/* The value of plan p (+inf when its cost is not valid); thread-safe when
- * the evaluator is. */
+/* The value of plan p (+inf when its cost is not valid) and its cost
+ * into *cost (the caller owns it; zeroed first); thread-safe when the
+ * evaluator is. */
 as_code fu_plan_value(fu_evaluator *e, fu_objective obj, const fu_plan *p, double *value,
-                      as_status *st);
+                      fu_plan_cost *cost, as_status *st);
 
-/* The best plan an algorithm has shown the search so far. */
+/* The best plan an algorithm has shown the search so far, with the cost
+ * it was scored by (so that nobody evaluates it again). */
 typedef struct fu_incumbent {
     int64_t evaluated; /* plans scored (GA, ILP); candidate groups scored (DP) */
     bool found;
     double value;
     fu_plan plan;
+    fu_plan_cost cost;
 } fu_incumbent;
 
-/* Keep a copy of p when its value beats the incumbent's (ties keep the
- * earlier plan, so results follow the order of offers). */
-as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, as_status *st);
+/* Keep a copy of p, and *cost (p's, from fu_plan_value), when its value
+ * beats the incumbent's (ties keep the earlier plan, so results follow
+ * the order of offers).  *cost is taken over either way: kept, or freed. */
+as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, fu_plan_cost *cost,
+                           as_status *st);
 
 /*
  * An algorithm is a state behind three functions; search.c dispatches on

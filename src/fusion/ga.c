@@ -77,6 +77,7 @@ typedef struct fu_ga {
      * after that.  All 2 * population slots are allocated at creation. */
     fu_plan *plans;
     double *value;
+    fu_plan_cost *cost;   /* per brood slot, from scoring until offered */
     as_status *status;    /* per brood slot, for parallel scoring */
     ranked *rank;         /* selection's scratch, per slot */
     fu_plan *sorted;      /* selection's scratch, per slot: plans in rank order */
@@ -407,21 +408,27 @@ static as_code score(fu_ga *ga, fu_incumbent *inc, int n, as_status *st)
 {
     fu_plan *brood = ga->plans + ga->n_pop;
     double *value = ga->value + ga->n_pop;
+    fu_plan_cost *cost = ga->cost + ga->n_pop;
     int first = ga->n_scored,
         threads = ga->opt.threads > 0 ? ga->opt.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
     for (int k = first; k < first + n; k++) {
         as_status_clear(&ga->status[k]);
-        fu_plan_value(ga->e, ga->opt.objective, &brood[k], &value[k], &ga->status[k]);
+        fu_plan_value(ga->e, ga->opt.objective, &brood[k], &value[k], &cost[k], &ga->status[k]);
     }
+    as_code rc = AS_OK;
     for (int k = first; k < first + n; k++) {
-        if (ga->status[k].code != AS_OK)
-            return as_fail(st, ga->status[k].code, "%s", ga->status[k].message);
+        if (rc == AS_OK && ga->status[k].code != AS_OK)
+            rc = as_fail(st, ga->status[k].code, "%s", ga->status[k].message);
+        if (rc != AS_OK) {
+            fu_plan_cost_free(&cost[k]); /* what is left after a failure */
+            continue;
+        }
         inc->evaluated++;
-        as_code rc = fu_incumbent_offer(inc, &brood[k], value[k], st);
-        if (rc != AS_OK)
-            return rc;
+        rc = fu_incumbent_offer(inc, &brood[k], value[k], &cost[k], st);
     }
+    if (rc != AS_OK)
+        return rc;
     ga->n_scored += n;
     return AS_OK;
 }
@@ -509,11 +516,13 @@ as_code fu_ga_new(void **state, fu_evaluator *e, const fu_search_options *o, as_
     size_t n_slots = 2 * (size_t)ga->opt.population;
     ga->plans = calloc(n_slots, sizeof *ga->plans);
     ga->value = calloc(n_slots, sizeof *ga->value);
+    ga->cost = calloc(n_slots, sizeof *ga->cost);
     ga->status = calloc(n_slots, sizeof *ga->status);
     ga->rank = calloc(n_slots, sizeof *ga->rank);
     ga->sorted = calloc(n_slots, sizeof *ga->sorted);
     ga->sorted_value = calloc(n_slots, sizeof *ga->sorted_value);
-    as_code rc = ga->plans && ga->value && ga->status && ga->rank && ga->sorted && ga->sorted_value
+    as_code rc = ga->plans && ga->value && ga->cost && ga->status && ga->rank && ga->sorted &&
+                         ga->sorted_value
                      ? operators_init(ga, fu_evaluator_graph(e), o->seed, st)
                      : as_fail(st, AS_ENOMEM, "fusion GA: out of memory");
     for (size_t k = 0; rc == AS_OK && k < n_slots; k++)
@@ -560,6 +569,7 @@ void fu_ga_free(void *state)
             fu_plan_free(&ga->plans[k]);
     free(ga->plans);
     free(ga->value);
+    free(ga->cost);
     free(ga->status);
     free(ga->rank);
     free(ga->sorted);

@@ -72,14 +72,14 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
     if (!g->order)
         return as_fail(st, AS_EINVAL, "%s: graph not inferred (call wl_graph_infer first)",
                        g->source);
-    as_code code = arch_validate(a, st);
-    if (code != AS_OK)
-        return code;
     fu_cost_options defaults;
     if (!o) {
         fu_cost_options_default(&defaults);
         o = &defaults;
     }
+    as_code code = o->arch_validated ? AS_OK : arch_validate(a, st);
+    if (code != AS_OK)
+        return code;
     int onchip = o->onchip_level >= 0 ? o->onchip_level : outermost_onchip(a);
     if (o->onchip_level >= a->n_levels ||
         (o->onchip_level >= 0 &&
@@ -363,6 +363,23 @@ void fu_plan_cost_free(fu_plan_cost *c)
         return;
     free(c->groups);
     memset(c, 0, sizeof *c);
+}
+
+as_code fu_plan_cost_copy(fu_plan_cost *out, const fu_plan_cost *c, as_status *st)
+{
+    *out = *c;
+    out->groups = NULL;
+    if (!c->groups)
+        return AS_OK;
+    size_t n = (size_t)(c->n_groups > 0 ? c->n_groups : 1);
+    out->groups = malloc(n * sizeof *out->groups);
+    if (!out->groups) {
+        memset(out, 0, sizeof *out);
+        return as_fail(st, AS_ENOMEM, "out of memory copying a plan cost of %d groups",
+                       c->n_groups);
+    }
+    memcpy(out->groups, c->groups, n * sizeof *out->groups);
+    return AS_OK;
 }
 
 as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, as_status *st)

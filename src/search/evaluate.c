@@ -161,6 +161,9 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
     cost.search.seed = 1;
     cost.budget_per_problem = o->map_budget;
     cost.shared_mappings = o->shared;
+    /* se_space_decode validated the design; take_offchip_capacity then only
+     * made DRAM unbounded, which arch_validate accepts. */
+    cost.arch_validated = true;
     as_code code = fu_evaluator_new(&c->evaluator[k], c->graph[k], &c->arch, &cost, st);
     if (code != AS_OK)
         return code;
