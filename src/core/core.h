@@ -261,6 +261,20 @@ bool as_strmap_put(as_strmap *m, const char *key, int32_t value);
 /* The value of key, or -1 when absent. */
 int32_t as_strmap_get(const as_strmap *m, const char *key);
 
+/* ------------------------------------------------------ candidate metrics */
+
+/* What a hardware candidate achieves per inference: defined here, below
+ * both, so that the co-design search (se_metrics) and the run store can
+ * carry the same record. */
+typedef struct as_metrics {
+    double latency_s;
+    double energy_pJ;
+    double area_mm2;
+    double power_W; /* TDP */
+    double edp_Js;
+    double perf_per_tdp; /* inferences / s / W */
+} as_metrics;
+
 /* ------------------------------------------------------- growable vectors */
 
 /* Make room for `need` items of item_size bytes in the malloc'd array

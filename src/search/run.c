@@ -123,23 +123,35 @@ void se_run_config_text(const se_space *s, const se_workload *workloads, int n_w
 
 /* ------------------------------------------------------------ the store */
 
-/* A stored row, as the replay needs it. */
-typedef struct stored_row {
-    int64_t iteration;
-    int32_t slot, round;
-    char point[256];
-    bool feasible;
-    char reason[256];
-    int64_t sw_budget;
-    double sw_value, sw_auc;
-    se_metrics metrics;
-} stored_row;
-
+/* The rows of a run being resumed: the store's own records, kept without
+ * their JSON (which the replay does not read). */
 typedef struct stored_rows {
-    stored_row *v;
+    store_row *v;
     int64_t n, cap;
     bool failed;
 } stored_rows;
+
+/* A candidate's metrics as a store row holds them, and back: the one
+ * place where the two spell the same fields. */
+static void row_set_metrics(store_row *row, const se_metrics *m)
+{
+    row->latency_s = m->latency_s;
+    row->energy_pJ = m->energy_pJ;
+    row->area_mm2 = m->area_mm2;
+    row->power_W = m->power_W;
+    row->edp_Js = m->edp_Js;
+    row->perf_per_tdp = m->perf_per_tdp;
+}
+
+static se_metrics metrics_of_row(const store_row *row)
+{
+    return (se_metrics){.latency_s = row->latency_s,
+                        .energy_pJ = row->energy_pJ,
+                        .area_mm2 = row->area_mm2,
+                        .power_W = row->power_W,
+                        .edp_Js = row->edp_Js,
+                        .perf_per_tdp = row->perf_per_tdp};
+}
 
 /* store_each_row visitor: append (rows arrive in key order). */
 static bool collect_row(void *user, const store_row *row)
@@ -149,30 +161,21 @@ static bool collect_row(void *user, const store_row *row)
         rows->failed = true;
         return false;
     }
-    stored_row *r = &rows->v[rows->n++];
-    r->iteration = row->iteration;
-    r->slot = row->slot;
-    r->round = row->round;
-    snprintf(r->point, sizeof r->point, "%s", row->point);
-    r->feasible = row->feasible;
-    snprintf(r->reason, sizeof r->reason, "%s", row->reason);
-    r->sw_budget = row->sw_budget;
-    r->sw_value = row->sw_value;
-    r->sw_auc = row->sw_auc;
-    r->metrics = (se_metrics){row->latency_s, row->energy_pJ, row->area_mm2,
-                              row->power_W,   row->edp_Js,    row->perf_per_tdp};
+    store_row *r = &rows->v[rows->n++];
+    *r = *row;
+    r->params_json = r->detail_json = NULL; /* valid during the visit only */
     return true;
 }
 
 /* The stored row for (iteration, slot, round), or NULL (binary search:
  * the store returns rows in key order). */
-static const stored_row *find_row(const stored_rows *rows, int64_t iteration, int32_t slot,
-                                  int32_t round)
+static const store_row *find_row(const stored_rows *rows, int64_t iteration, int32_t slot,
+                                 int32_t round)
 {
     int64_t lo = 0, hi = rows->n;
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
-        const stored_row *r = &rows->v[mid];
+        const store_row *r = &rows->v[mid];
         int cmp = r->iteration != iteration ? (r->iteration < iteration ? -1 : 1)
                   : r->slot != slot         ? (r->slot < slot ? -1 : 1)
                   : r->round != round       ? (r->round < round ? -1 : 1)
@@ -236,7 +239,7 @@ static void score(const se_run_options *o, se_candidate *c)
 
 /* Take a stored row as candidate c's latest round (after checking it is
  * the point this run proposes there). */
-static as_code take_stored(run *r, const stored_row *sr, se_candidate *c, as_status *st)
+static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_status *st)
 {
     char proposed[256];
     se_point_format(r->space, &c->point, proposed, sizeof proposed);
@@ -248,7 +251,7 @@ static as_code take_stored(run *r, const stored_row *sr, se_candidate *c, as_sta
                        sr->slot, proposed);
     c->feasible = sr->feasible;
     snprintf(c->reason, sizeof c->reason, "%s", sr->reason);
-    c->metrics = sr->metrics;
+    c->metrics = metrics_of_row(sr);
     c->rounds = sr->round + 1;
     c->sw_budget = sr->sw_budget;
     c->from_store = true;
@@ -281,15 +284,10 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
         .sw_budget = e->spent,
         .sw_value = e->sw_value,
         .sw_auc = e->sw_auc,
-        .latency_s = c->metrics.latency_s,
-        .energy_pJ = c->metrics.energy_pJ,
-        .area_mm2 = c->metrics.area_mm2,
-        .power_W = c->metrics.power_W,
-        .edp_Js = c->metrics.edp_Js,
-        .perf_per_tdp = c->metrics.perf_per_tdp,
         .params_json = params,
         .detail_json = detail,
     };
+    row_set_metrics(&row, &c->metrics);
     se_point_format(r->space, &c->point, row.point, sizeof row.point);
     snprintf(row.reason, sizeof row.reason, "%s", c->reason);
     as_code code;
@@ -316,7 +314,7 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
 {
     se_candidate *c = b->cand[i];
     as_status *st = &b->status[i];
-    const stored_row *sr = find_row(&r->stored, c->iteration, c->slot, round);
+    const store_row *sr = find_row(&r->stored, c->iteration, c->slot, round);
     if (sr) {
         b->code[i] = take_stored(r, sr, c, st);
         b->done[i] = b->code[i] == AS_OK;
@@ -349,7 +347,7 @@ static double slot_value(const run *r, const batch *b, int i, bool auc)
     const se_candidate *c = b->cand[i];
     if (b->started[i])
         return auc ? b->eval[i].sw_auc : b->eval[i].sw_value;
-    const stored_row *sr = find_row(&r->stored, c->iteration, c->slot, c->rounds - 1);
+    const store_row *sr = find_row(&r->stored, c->iteration, c->slot, c->rounds - 1);
     return sr ? (auc ? sr->sw_auc : sr->sw_value) : INFINITY;
 }
 

@@ -162,15 +162,9 @@ typedef enum se_objective {
 const char *se_objective_name(se_objective o); /* "latency", ..., "perf_per_tdp" */
 bool se_objective_parse(const char *s, se_objective *out);
 
-/* What a candidate achieved (training workloads aggregated). */
-typedef struct se_metrics {
-    double latency_s;
-    double energy_pJ;
-    double area_mm2;
-    double power_W; /* TDP */
-    double edp_Js;
-    double perf_per_tdp; /* inferences / s / W */
-} se_metrics;
+/* What a candidate achieved (training workloads aggregated): core's
+ * as_metrics, the one definition the run store can hold as well. */
+typedef as_metrics se_metrics;
 
 /* The minimised value of objective o for m. */
 double se_metrics_objective(const se_metrics *m, se_objective o);
