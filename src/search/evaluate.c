@@ -287,6 +287,19 @@ static void step_to(se_candidate_eval *c, int k, int64_t budget, const se_sw_opt
     }
 }
 
+void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggregate agg,
+                                   se_metrics *out)
+{
+    se_metrics m;
+    se_metrics_of_plan(c, &c->cost[k], &m);
+    out->area_mm2 = c->metrics.area_mm2;
+    out->power_W = c->metrics.power_W;
+    out->latency_s = combine(&m.latency_s, 1, agg);
+    out->energy_pJ = combine(&m.energy_pJ, 1, agg);
+    out->edp_Js = combine(&m.edp_Js, 1, agg);
+    out->perf_per_tdp = perf_per_tdp(out->latency_s, out->power_W);
+}
+
 as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
                              const se_sw_options *o, as_status *st)
 {

@@ -192,6 +192,16 @@ static const store_row *find_row(const stored_rows *rows, int64_t iteration, int
 
 /* ------------------------------------------------------------------ run */
 
+/* A candidate's per-workload results at full budget (training workloads,
+ * in r->train order), kept while it is on the front -- so that the chosen
+ * design's results come from the search instead of searching again. */
+typedef struct kept_result {
+    const wl_graph *graph[SE_MAX_WORKLOADS];
+    fu_plan plan[SE_MAX_WORKLOADS];
+    fu_plan_cost cost[SE_MAX_WORKLOADS];
+    se_metrics metrics[SE_MAX_WORKLOADS]; /* each workload alone */
+} kept_result;
+
 typedef struct run {
     const se_space *space;
     const se_run_options *o;
@@ -207,6 +217,8 @@ typedef struct run {
     int64_t last_front_iteration;
     se_result *out;
     int64_t cap_candidates, cap_curve;
+    kept_result **kept; /* per candidate, NULL when nothing is kept */
+    int64_t cap_kept;
     bool have_reference;
     double start_seconds;
 } run;
@@ -297,6 +309,66 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
     return code;
 }
 
+static void kept_free(kept_result *k)
+{
+    for (int i = 0; k && i < SE_MAX_WORKLOADS; i++) {
+        fu_plan_free(&k->plan[i]);
+        fu_plan_cost_free(&k->cost[i]);
+    }
+    free(k);
+}
+
+/* Room in r->kept for every candidate so far (new slots empty); false
+ * when out of memory (then nothing more is kept: the chosen design is
+ * searched again instead). */
+static bool reserve_kept(run *r)
+{
+    int64_t old = r->cap_kept;
+    if (!as_vec_reserve(&r->kept, &r->cap_kept, r->out->n_candidates, sizeof *r->kept))
+        return false;
+    for (int64_t i = old; i < r->cap_kept; i++)
+        r->kept[i] = NULL;
+    return true;
+}
+
+/* Keep candidate c's results from e when e brought every training
+ * workload to the full budget feasibly (then each workload's plan is what
+ * searching it alone would give); e's plans and costs are taken over. */
+static void keep_results(run *r, const se_candidate *c, se_candidate_eval *e)
+{
+    int64_t index = c - r->out->candidates;
+    if (index >= r->cap_kept || !e->feasible || e->spent != r->final_budget)
+        return;
+    kept_result *k = calloc(1, sizeof *k);
+    if (!k)
+        return; /* only costs a search of the chosen design later */
+    for (int i = 0; i < e->n_workloads; i++) {
+        k->graph[i] = e->graph[i];
+        se_candidate_workload_metrics(e, i, r->o->aggregate, &k->metrics[i]);
+        k->plan[i] = e->plan[i];
+        k->cost[i] = e->cost[i];
+        memset(&e->plan[i], 0, sizeof e->plan[i]);
+        memset(&e->cost[i], 0, sizeof e->cost[i]);
+    }
+    kept_free(r->kept[index]);
+    r->kept[index] = k;
+}
+
+/* Drop what candidates off the front keep: they can no longer be chosen. */
+static void prune_kept(run *r)
+{
+    const se_result *out = r->out;
+    for (int64_t i = 0; i < r->cap_kept && i < out->n_candidates; i++) {
+        bool on_front = false;
+        for (int64_t f = 0; f < out->n_front && !on_front; f++)
+            on_front = out->front[f] == i;
+        if (!on_front) {
+            kept_free(r->kept[i]);
+            r->kept[i] = NULL;
+        }
+    }
+}
+
 /* One batch under evaluation: candidates and their live searches. */
 typedef struct batch {
     int n;
@@ -332,6 +404,8 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
         se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate, &r->sw, st);
     if (b->code[i] == AS_OK)
         b->code[i] = record(r, e, c, round, st);
+    if (b->code[i] == AS_OK && round == n_rounds - 1)
+        keep_results(r, c, e);
     b->done[i] = b->code[i] == AS_OK;
 }
 
@@ -393,6 +467,7 @@ static as_code evaluate_batch(run *r, batch *b, int n_rounds, bool *interrupted,
     *interrupted = false;
     for (int i = 0; i < b->n; i++)
         b->alive[i] = true;
+    reserve_kept(r); /* before the threads: they write r->kept[their candidate] */
     as_code code = AS_OK;
     for (int round = 0; round < n_rounds && code == AS_OK && !*interrupted; round++) {
         memset(b->done, 0, sizeof b->done);
@@ -475,6 +550,7 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
     out->n_front = n_front;
     free(y);
     free(index);
+    prune_kept(r);
     return AS_OK;
 }
 
@@ -632,7 +708,11 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
     return code;
 }
 
-/* The chosen design on every workload, training and validation. */
+/* The chosen design on every workload, training and validation: the
+ * training workloads' results as the search kept them when it brought
+ * the design to the full budget in this process, otherwise (validation
+ * workloads, a design read back from the store or halved out early) from
+ * a search of that workload alone, which gives the same numbers. */
 static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workloads, as_status *st)
 {
     se_result *out = r->out;
@@ -641,11 +721,23 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         return as_fail(st, AS_ENOMEM, "out of memory for the chosen design's results");
     out->n_workloads = n_workloads;
     const se_candidate *chosen = &out->candidates[out->chosen];
+    kept_result *kept = out->chosen < r->cap_kept ? r->kept[out->chosen] : NULL;
     as_code code = AS_OK;
-    for (int k = 0; k < n_workloads && code == AS_OK; k++) {
+    for (int k = 0, train = 0; k < n_workloads && code == AS_OK; k++) {
         se_workload_result *w = &out->chosen_results[k];
         w->name = workloads[k].model;
         w->validation = workloads[k].validation;
+        if (kept && !w->validation) { /* searched to the full budget already */
+            int t = train++;
+            w->feasible = true;
+            w->metrics = kept->metrics[t];
+            w->graph = kept->graph[t];
+            w->plan = kept->plan[t];
+            w->cost = kept->cost[t];
+            memset(&kept->plan[t], 0, sizeof kept->plan[t]);
+            memset(&kept->cost[t], 0, sizeof kept->cost[t]);
+            continue;
+        }
         se_candidate_eval e;
         code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
         if (code == AS_OK)
@@ -833,6 +925,9 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
         store_close(r.db);
     }
     free(r.stored.v);
+    for (int64_t i = 0; i < r.cap_kept; i++)
+        kept_free(r.kept[i]);
+    free(r.kept);
     map_cache_free(r.sw.shared);
     out->models = r.models;
     out->seconds = omp_get_wtime() - r.start_seconds;
