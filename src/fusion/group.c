@@ -367,18 +367,15 @@ void fu_plan_cost_free(fu_plan_cost *c)
 
 as_code fu_plan_cost_copy(fu_plan_cost *out, const fu_plan_cost *c, as_status *st)
 {
-    *out = *c;
-    out->groups = NULL;
-    if (!c->groups)
-        return AS_OK;
-    size_t n = (size_t)(c->n_groups > 0 ? c->n_groups : 1);
-    out->groups = malloc(n * sizeof *out->groups);
-    if (!out->groups) {
-        memset(out, 0, sizeof *out);
+    size_t bytes = (size_t)(c->n_groups > 0 ? c->n_groups : 1) * sizeof *c->groups;
+    fu_group_cost *groups = c->groups ? malloc(bytes) : NULL;
+    if (c->groups && !groups)
         return as_fail(st, AS_ENOMEM, "out of memory copying a plan cost of %d groups",
                        c->n_groups);
-    }
-    memcpy(out->groups, c->groups, n * sizeof *out->groups);
+    *out = *c;
+    out->groups = groups;
+    if (groups)
+        memcpy(groups, c->groups, bytes);
     return AS_OK;
 }
 
