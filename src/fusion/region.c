@@ -1,7 +1,7 @@
 /*
- * region.c -- the geometry of a fused group (group.c states the whole
- * model): its tensors and members, and the region of every tensor each
- * tile needs.
+ * region.c -- the geometry of a fused group (group.c gives the overview of
+ * the model, tiling.c its costs): its tensors and members, and the region
+ * of every tensor each tile needs.
  *
  * Tiles.  The anchor's output is cut into tiles of rows x cols along its
  * rows axis (rank - 2) and, for rank-4 tensors, its cols axis (rank - 1):

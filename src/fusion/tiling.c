@@ -1,7 +1,7 @@
 /*
  * tiling.c -- the cost of a fused group at each tile shape and halo mode,
- * and the choice among them (group.c states the whole model; region.c the
- * regions counted here).
+ * and the choice among them (group.c gives the overview of the model,
+ * region.c the tiles and regions counted here).
  *
  * Halos (DeFiNES).  Tiles run row band by row band, left to right.  Per
  * tensor and axis: `sum` = the lengths of its regions over the tiles (each
