@@ -5,14 +5,8 @@
 
 void as_curve_push(as_curve *c, double v)
 {
-    if (c->n == c->capacity) {
-        int capacity = c->capacity ? 2 * c->capacity : 64;
-        double *grown = realloc(c->points, (size_t)capacity * sizeof *grown);
-        if (!grown)
-            return;
-        c->points = grown;
-        c->capacity = capacity;
-    }
+    if (!as_vec_reserve(&c->points, &c->capacity, c->n + 1, sizeof *c->points))
+        return;
     c->points[c->n++] = v;
 }
 

@@ -24,6 +24,9 @@ bool as_add_i64(int64_t a, int64_t b, int64_t *result)
     return true;
 }
 
+/* The first read's size; the buffer doubles from there. */
+#define READ_CHUNK_BYTES ((int64_t)1 << 16)
+
 uint8_t *as_read_file(const char *path, size_t *size, as_status *st)
 {
     FILE *f = fopen(path, "rb");
@@ -31,24 +34,23 @@ uint8_t *as_read_file(const char *path, size_t *size, as_status *st)
         as_fail(st, AS_EIO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
+    int64_t cap = 0, n = 0;
+    uint8_t *buf = NULL;
+    bool out_of_memory = false;
+    /* Fill a doubling buffer until fread comes up short (end of file). */
+    for (;;) {
+        if (!as_vec_reserve(&buf, &cap, n + READ_CHUNK_BYTES, 1)) {
+            out_of_memory = true;
             break;
         }
-        buf = bigger;
-        cap *= 2;
+        n += (int64_t)fread(buf + n, 1, (size_t)(cap - n), f);
+        if (n < cap)
+            break;
     }
     bool failed = ferror(f);
     fclose(f);
-    if (!buf) {
+    if (out_of_memory) {
+        free(buf);
         as_fail(st, AS_ENOMEM, "%s: out of memory while reading", path);
         return NULL;
     }
@@ -57,6 +59,6 @@ uint8_t *as_read_file(const char *path, size_t *size, as_status *st)
         as_fail(st, AS_EIO, "%s: read error", path);
         return NULL;
     }
-    *size = n;
+    *size = (size_t)n;
     return buf;
 }

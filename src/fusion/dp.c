@@ -44,7 +44,8 @@ typedef struct point {
 /* The Pareto front of a cut point: no point dominates another. */
 typedef struct front {
     point *p;
-    int32_t n, cap;
+    int32_t n;
+    int64_t cap;
 } front;
 
 typedef struct fu_dp {
@@ -73,14 +74,8 @@ static bool front_add(front *f, fu_objective obj, fu_coords c, int32_t from_cut,
             f->p[kept++] = f->p[i];
     }
     f->n = kept;
-    if (f->n == f->cap) {
-        int32_t cap = f->cap ? 2 * f->cap : 8;
-        point *grown = realloc(f->p, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return false;
-        f->p = grown;
-        f->cap = cap;
-    }
+    if (!as_vec_reserve(&f->p, &f->cap, f->n + 1, sizeof *f->p))
+        return false;
     f->p[f->n++] = (point){c, from_cut, from_point};
     if (f->n > DP_MAX_FRONT) { /* drop the worst point by objective */
         int32_t worst = 0;
@@ -162,11 +157,14 @@ static as_code offer_best(fu_dp *dp, fu_incumbent *inc, as_status *st)
     p->n_groups = n_groups;
     fu_plan_canonicalize(dp->g, p);
     double value;
-    as_code rc = fu_plan_value(dp->e, dp->objective, p, &value, st);
-    if (rc != AS_OK)
+    fu_plan_cost cost;
+    as_code rc = fu_plan_value(dp->e, dp->objective, p, &value, &cost, st);
+    if (rc != AS_OK) {
+        fu_plan_cost_free(&cost);
         return rc;
+    }
     inc->evaluated++;
-    return fu_incumbent_offer(inc, p, value, st);
+    return fu_incumbent_offer(inc, p, value, &cost, st);
 }
 
 as_code fu_dp_new(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st)

@@ -95,27 +95,22 @@ typedef struct fu_plan_cost {
 } fu_plan_cost;
 
 void fu_plan_cost_free(fu_plan_cost *c);
-
-/*
- * Mapper results shared by the evaluators of many designs (the hardware
- * candidates of a co-design search): a tile problem mapped on one design
- * is reused by every later design whose architecture is the same in
- * everything but its name, with the same mapper options and budget.  Pure
- * memoisation -- what a cache holds never changes a result -- and safe to
- * use from several threads.
- */
-typedef struct fu_mapping_cache fu_mapping_cache;
-
-as_code fu_mapping_cache_new(fu_mapping_cache **out, as_status *st);
-void fu_mapping_cache_free(fu_mapping_cache *c);
-/* Lookups answered from the cache, and results held. */
-void fu_mapping_cache_stats(fu_mapping_cache *c, int64_t *hits, int64_t *entries);
+/* A deep copy of c into *out (which is overwritten, not freed). */
+as_code fu_plan_cost_copy(fu_plan_cost *out, const fu_plan_cost *c, as_status *st);
 
 typedef struct fu_cost_options {
     map_search_options search;  /* how members are mapped on their tile problems */
     int64_t budget_per_problem; /* mappings per distinct tile problem (0: search default) */
     int onchip_level; /* the level that holds fused data; -1: the outermost on-chip level */
-    fu_mapping_cache *shared_mappings; /* NULL: each evaluator maps on its own */
+    /* Mapper results shared by the evaluators of many designs (the
+     * hardware candidates of a co-design search): a tile problem mapped on
+     * one design is reused by every later design whose architecture is the
+     * same in everything but its name, with the same mapper options and
+     * budget.  Pure memoisation.  NULL: the evaluator keeps its own. */
+    map_cache *shared_mappings;
+    /* The caller has passed the architecture through arch_validate (a
+     * co-design candidate, checked when decoded): not checked again. */
+    bool arch_validated;
 } fu_cost_options;
 
 void fu_cost_options_default(fu_cost_options *o);

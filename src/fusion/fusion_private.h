@@ -7,7 +7,7 @@
 
 #include "fusion.h"
 
-#include "../mapping/network_private.h"
+#include <omp.h>
 
 /* ------------------------------------ searches (search.c, ga.c, dp.c) */
 
@@ -31,22 +31,27 @@ double fu_objective_of(fu_objective obj, fu_coords c);
  * (room for g->n_ops); returns how many. */
 int32_t fu_working_ops(const wl_graph *g, int32_t *ops);
 
-/* The value of plan p (+inf when its cost is not valid); thread-safe when
- * the evaluator is. */
+/* The value of plan p (+inf when its cost is not valid) and its cost
+ * into *cost (the caller owns it; zeroed first); thread-safe when the
+ * evaluator is. */
 as_code fu_plan_value(fu_evaluator *e, fu_objective obj, const fu_plan *p, double *value,
-                      as_status *st);
+                      fu_plan_cost *cost, as_status *st);
 
-/* The best plan an algorithm has shown the search so far. */
+/* The best plan an algorithm has shown the search so far, with the cost
+ * it was scored by (so that nobody evaluates it again). */
 typedef struct fu_incumbent {
     int64_t evaluated; /* plans scored (GA, ILP); candidate groups scored (DP) */
     bool found;
     double value;
     fu_plan plan;
+    fu_plan_cost cost;
 } fu_incumbent;
 
-/* Keep a copy of p when its value beats the incumbent's (ties keep the
- * earlier plan, so results follow the order of offers). */
-as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, as_status *st);
+/* Keep a copy of p, and *cost (p's, from fu_plan_value), when its value
+ * beats the incumbent's (ties keep the earlier plan, so results follow
+ * the order of offers).  *cost is taken over either way: kept, or freed. */
+as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, fu_plan_cost *cost,
+                           as_status *st);
 
 /*
  * An algorithm is a state behind three functions; search.c dispatches on
@@ -100,25 +105,93 @@ void fu_plan_members(const wl_graph *g, const fu_plan *p, int32_t *start, int32_
 as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
                                fu_halo_mode halo, fu_group_cost *out, as_status *st);
 
-/* ----------------------------------------- shared mapper results (cache.c) */
+/* ---------------------------- group costing (group.c, region.c, tiling.c) */
 
-/* What names a mapper result across designs: the design (architecture
- * contents but its name, mapper options, budget) as a 128-bit digest, and
- * the problem. */
-typedef struct fu_mapping_key {
-    uint64_t design[2];
-    map_problem_key problem;
-} fu_mapping_key;
+/* The evaluator: a graph and a design, with the mapping cache and the
+ * group costs already known.  Searches share it across threads. */
+struct fu_evaluator {
+    const wl_graph *g;
+    arch_spec a;
+    fu_cost_options o;
+    int onchip;               /* level holding fused data, -1: none */
+    int dram;                 /* the DRAM backing level, -1: none */
+    int64_t budget;           /* mappings per problem */
+    map_layer_key design_key; /* its design half, for the mapping cache */
+    map_cache *mappings;      /* o.shared_mappings, or the evaluator's own */
+    bool owns_mappings;
+    as_table groups; /* group_entry */
+    omp_lock_t lock; /* guards the groups */
+    bool lock_ready;
+};
 
-/* The design half of a key. */
-void fu_mapping_key_design(const arch_spec *a, const map_search_options *o, int64_t budget,
-                           fu_mapping_key *k);
-/* Copy the result held for k into *out; false when there is none. */
-bool fu_mapping_cache_get(fu_mapping_cache *c, const fu_mapping_key *k, map_problem_outcome *out);
-/* Hold a copy of outcome for k (a result already held is kept); false
- * when out of memory (the cache is an optimisation: callers go on). */
-bool fu_mapping_cache_put(fu_mapping_cache *c, const fu_mapping_key *k,
-                          const map_problem_outcome *outcome);
+/* The mapper's outcome for problem p on e's design, from the mapping
+ * cache or searched (and cached); the pointer stays valid for e's life. */
+as_code fu_mapped_problem(fu_evaluator *e, const wl_problem *p, const map_problem_outcome **out,
+                          as_status *st);
+/* Bytes that `words` words of word_bits bits take (8 bits when the level
+ * gives none), rounded up. */
+int64_t fu_bytes_of_words(double words, int word_bits);
+
+/* A half-open interval of positions along one axis. */
+typedef struct fu_span {
+    int64_t lo, hi; /* [lo, hi); empty when hi <= lo */
+} fu_span;
+
+/* A tensor the group touches (views seen through). */
+typedef struct fu_gtensor {
+    int32_t t;
+    int32_t producer;     /* member index, -1: read from outside */
+    bool leaves;          /* read outside the group or a graph output */
+    bool read_inside;     /* read by a member */
+    int64_t extent[2];    /* rows, cols */
+    int64_t per_position; /* elements per (row, col) position */
+    fu_span cur[2];       /* the current tile's region, per axis */
+    /* Per axis over the tiles: */
+    int64_t sum[2], uni[2], max_len[2], overlap[2], reach[2];
+} fu_gtensor;
+
+/* One member. */
+typedef struct fu_member {
+    int32_t op;
+    int32_t out;       /* index in t[] of output 0 */
+    int32_t *in;       /* index in t[] per input, -1: none or a weight */
+    bool *in_reshaped; /* read through a view that changes the shape */
+    bool compute;
+    wl_problem problem; /* compute: the whole layer's */
+    int64_t macs;       /* compute: useful MACs; others: vector work */
+} fu_member;
+
+/* A group being costed: its members in topological order (the last is
+ * the anchor) and the tensors they touch. */
+typedef struct fu_group {
+    fu_evaluator *e;
+    int32_t n;
+    fu_member *m;
+    int32_t n_t;
+    fu_gtensor *t;
+    int32_t *in_pool;    /* storage of the members' in[] */
+    bool *reshaped_pool; /* and in_reshaped[] */
+    int32_t n_w;         /* weight tensors (each once) */
+    int32_t *w;
+    int64_t weight_words, weight_bytes;
+} fu_group;
+
+/* The group of ops[0 .. n) (topological order) on e: members, tensors,
+ * weights (region.c); fu_group_free releases it. */
+as_code fu_group_init(fu_group *gr, fu_evaluator *e, const int32_t *ops, int32_t n, as_status *st);
+void fu_group_free(fu_group *gr);
+/* Walk the tiles of `size` along axis `which` (0 rows, 1 cols) of the
+ * anchor's output, accumulating every tensor's per-axis sums, unions,
+ * largest regions and overlaps (region.c). */
+void fu_walk_axis(fu_group *gr, int which, int64_t size);
+/* The anchor extents of op o's output as one tile (rows, cols). */
+void fu_output_extents(const wl_graph *g, int32_t o, fu_tile *tile);
+
+/* The fused cost of ops[0 .. n) (topological order, two or more) over
+ * every tile shape and halo mode, or only tile *only in mode only_halo
+ * (tiling.c). */
+as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_tile *only,
+                      fu_halo_mode only_halo, fu_group_cost *best, as_status *st);
 
 /* ------------------------------------------------ FAST's ILP (ilp.c) */
 

@@ -38,7 +38,8 @@
  * through views as plan.c does.
  *
  * Determinism.  Breeding runs on the calling thread from one random stream
- * (the mapper's splitmix64, seeded by the option's seed); only scoring a
+ * (core's as_rng, derived as the mapper's streams are, from the option's
+ * seed); only scoring a
  * generation runs in parallel, each child on its own, and children are
  * offered to the incumbent in order.  A generation is bred whole and
  * scored as the step budget allows, and selection waits for all of its
@@ -46,8 +47,6 @@
  * the budget is split between steps.
  */
 #include "fusion_private.h"
-
-#include "../mapping/mapspace.h" /* ms_rng */
 
 #include <math.h>
 #include <omp.h>
@@ -68,7 +67,7 @@ typedef struct fu_ga {
     fu_evaluator *e;
     const wl_graph *g;
     fu_search_options opt;
-    ms_rng rng;
+    as_rng rng;
     int32_t n_work;
     int32_t *work;     /* working ops in topological order */
     int32_t *nb_start; /* per graph op: its data neighbours are nb[nb_start[o] .. nb_start[o+1]) */
@@ -78,6 +77,7 @@ typedef struct fu_ga {
      * after that.  All 2 * population slots are allocated at creation. */
     fu_plan *plans;
     double *value;
+    fu_plan_cost *cost;   /* per brood slot, from scoring until offered */
     as_status *status;    /* per brood slot, for parallel scoring */
     ranked *rank;         /* selection's scratch, per slot */
     fu_plan *sorted;      /* selection's scratch, per slot: plans in rank order */
@@ -158,23 +158,17 @@ static as_code build_neighbours(fu_ga *ga, as_status *st)
     int32_t *stamp = calloc(n, sizeof *stamp), *stack = malloc(n * sizeof *stack);
     int32_t *row = malloc(n * sizeof *row);
     ga->nb_start = calloc(n + 1, sizeof *ga->nb_start);
-    size_t cap = 4 * n + 4, used = 0;
-    ga->nb = malloc(cap * sizeof *ga->nb);
-    as_code rc = stamp && stack && row && ga->nb_start && ga->nb ? AS_OK : AS_ENOMEM;
+    int64_t cap = 0, used = 0;
+    as_code rc = stamp && stack && row && ga->nb_start ? AS_OK : AS_ENOMEM;
     for (int32_t o = 0; rc == AS_OK && o < g->n_ops; o++) {
         ga->nb_start[o] = (int32_t)used;
         int32_t k = fu_op_in_plan(g, o) ? data_neighbours(g, o, stamp, stack, row) : 0;
-        if (used + (size_t)k > cap) {
-            cap = 2 * (used + (size_t)k);
-            int32_t *grown = realloc(ga->nb, cap * sizeof *grown);
-            if (!grown) {
-                rc = AS_ENOMEM;
-                break;
-            }
-            ga->nb = grown;
+        if (!as_vec_reserve(&ga->nb, &cap, used + k + 1, sizeof *ga->nb)) {
+            rc = AS_ENOMEM;
+            break;
         }
         memcpy(ga->nb + used, row, (size_t)k * sizeof *row);
-        used += (size_t)k;
+        used += k;
     }
     if (rc == AS_OK)
         ga->nb_start[g->n_ops] = (int32_t)used;
@@ -226,14 +220,14 @@ static int32_t members_of(fu_ga *ga, const fu_plan *p, int32_t gid)
 /* A uniformly random working op (there must be one). */
 static int32_t random_work_op(fu_ga *ga)
 {
-    return ga->work[ms_rng_below(&ga->rng, ga->n_work)];
+    return ga->work[as_rng_below(&ga->rng, ga->n_work)];
 }
 
 /* A random data neighbour of o, or -1 when it has none. */
 static int32_t random_neighbour(fu_ga *ga, int32_t o)
 {
     int32_t n = ga->nb_start[o + 1] - ga->nb_start[o];
-    return n > 0 ? ga->nb[ga->nb_start[o] + ms_rng_below(&ga->rng, n)] : -1;
+    return n > 0 ? ga->nb[ga->nb_start[o] + as_rng_below(&ga->rng, n)] : -1;
 }
 
 /* Merge: a random op's group absorbs the group of one of its neighbours.
@@ -254,7 +248,7 @@ static bool mutate_split(fu_ga *ga, fu_plan *p)
     int32_t n = members_of(ga, p, p->group[random_work_op(ga)]);
     if (n < 2)
         return false;
-    for (int32_t k = 1 + (int32_t)ms_rng_below(&ga->rng, n - 1); k < n; k++)
+    for (int32_t k = 1 + (int32_t)as_rng_below(&ga->rng, n - 1); k < n; k++)
         p->group[ga->members[k]] = p->n_groups;
     p->n_groups++;
     return true;
@@ -301,9 +295,9 @@ static void mutate(fu_ga *ga, fu_plan *p)
         return;
     do {
         for (int t = 0; t < MUTATION_TRIES; t++)
-            if (try_mutation(ga, p, (fu_mutation)ms_rng_below(&ga->rng, FU_N_MUTATIONS)))
+            if (try_mutation(ga, p, (fu_mutation)as_rng_below(&ga->rng, FU_N_MUTATIONS)))
                 break;
-    } while (ms_rng_below(&ga->rng, 100) < MORE_MUTATIONS_PERCENT);
+    } while (as_rng_below(&ga->rng, 100) < MORE_MUTATIONS_PERCENT);
 }
 
 /* Make p (ids dense) valid as the top of the file says, and canonical.
@@ -341,7 +335,7 @@ static void crossover(fu_ga *ga, const fu_plan *a, const fu_plan *b, fu_plan *ch
         int32_t o = ga->work[i];
         if (ga->visited[o])
             continue;
-        const fu_plan *parent = ms_rng_below(&ga->rng, 2) ? b : a;
+        const fu_plan *parent = as_rng_below(&ga->rng, 2) ? b : a;
         int32_t gid = parent->group[o];
         for (int32_t j = i; j < ga->n_work; j++) { /* earlier ops are all visited */
             int32_t m = ga->work[j];
@@ -362,14 +356,14 @@ static void crossover(fu_ga *ga, const fu_plan *a, const fu_plan *b, fu_plan *ch
  * merge attempts (a random number of them, so that sizes vary). */
 static void random_plan(fu_ga *ga, fu_plan *p)
 {
-    for (int64_t k = ms_rng_below(&ga->rng, ga->n_work + 1); k > 0; k--)
+    for (int64_t k = as_rng_below(&ga->rng, ga->n_work + 1); k > 0; k--)
         try_mutation(ga, p, FU_MUTATE_MERGE);
 }
 
 /* The better of two random members of the population (sorted best first). */
 static const fu_plan *tournament(fu_ga *ga)
 {
-    int64_t i = ms_rng_below(&ga->rng, ga->n_pop), j = ms_rng_below(&ga->rng, ga->n_pop);
+    int64_t i = as_rng_below(&ga->rng, ga->n_pop), j = as_rng_below(&ga->rng, ga->n_pop);
     return &ga->plans[i < j ? i : j];
 }
 
@@ -414,21 +408,27 @@ static as_code score(fu_ga *ga, fu_incumbent *inc, int n, as_status *st)
 {
     fu_plan *brood = ga->plans + ga->n_pop;
     double *value = ga->value + ga->n_pop;
+    fu_plan_cost *cost = ga->cost + ga->n_pop;
     int first = ga->n_scored,
         threads = ga->opt.threads > 0 ? ga->opt.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
     for (int k = first; k < first + n; k++) {
         as_status_clear(&ga->status[k]);
-        fu_plan_value(ga->e, ga->opt.objective, &brood[k], &value[k], &ga->status[k]);
+        fu_plan_value(ga->e, ga->opt.objective, &brood[k], &value[k], &cost[k], &ga->status[k]);
     }
+    as_code rc = AS_OK;
     for (int k = first; k < first + n; k++) {
-        if (ga->status[k].code != AS_OK)
-            return as_fail(st, ga->status[k].code, "%s", ga->status[k].message);
+        if (rc == AS_OK && ga->status[k].code != AS_OK)
+            rc = as_fail(st, ga->status[k].code, "%s", ga->status[k].message);
+        if (rc != AS_OK) {
+            fu_plan_cost_free(&cost[k]); /* what is left after a failure */
+            continue;
+        }
         inc->evaluated++;
-        as_code rc = fu_incumbent_offer(inc, &brood[k], value[k], st);
-        if (rc != AS_OK)
-            return rc;
+        rc = fu_incumbent_offer(inc, &brood[k], value[k], &cost[k], st);
     }
+    if (rc != AS_OK)
+        return rc;
     ga->n_scored += n;
     return AS_OK;
 }
@@ -478,7 +478,7 @@ static void select_survivors(fu_ga *ga)
 static as_code operators_init(fu_ga *ga, const wl_graph *g, uint64_t seed, as_status *st)
 {
     ga->g = g;
-    ga->rng = ms_rng_stream(seed, 0);
+    ga->rng = as_rng_stream(seed, 0, AS_RNG_FROM_FIRST_OUTPUT);
     size_t n_ops = (size_t)g->n_ops;
     ga->work = malloc((n_ops + 1) * sizeof *ga->work);
     ga->members = malloc((n_ops + 1) * sizeof *ga->members);
@@ -516,11 +516,13 @@ as_code fu_ga_new(void **state, fu_evaluator *e, const fu_search_options *o, as_
     size_t n_slots = 2 * (size_t)ga->opt.population;
     ga->plans = calloc(n_slots, sizeof *ga->plans);
     ga->value = calloc(n_slots, sizeof *ga->value);
+    ga->cost = calloc(n_slots, sizeof *ga->cost);
     ga->status = calloc(n_slots, sizeof *ga->status);
     ga->rank = calloc(n_slots, sizeof *ga->rank);
     ga->sorted = calloc(n_slots, sizeof *ga->sorted);
     ga->sorted_value = calloc(n_slots, sizeof *ga->sorted_value);
-    as_code rc = ga->plans && ga->value && ga->status && ga->rank && ga->sorted && ga->sorted_value
+    as_code rc = ga->plans && ga->value && ga->cost && ga->status && ga->rank && ga->sorted &&
+                         ga->sorted_value
                      ? operators_init(ga, fu_evaluator_graph(e), o->seed, st)
                      : as_fail(st, AS_ENOMEM, "fusion GA: out of memory");
     for (size_t k = 0; rc == AS_OK && k < n_slots; k++)
@@ -567,6 +569,7 @@ void fu_ga_free(void *state)
             fu_plan_free(&ga->plans[k]);
     free(ga->plans);
     free(ga->value);
+    free(ga->cost);
     free(ga->status);
     free(ga->rank);
     free(ga->sorted);

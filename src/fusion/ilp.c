@@ -492,6 +492,7 @@ static as_code map_layers(const wl_graph *g, const arch_spec *a, const fu_cost_o
     map_network_options_default(&no);
     no.search = o->search;
     no.budget_per_problem = o->budget_per_problem;
+    no.cache = o->shared_mappings;
     as_code rc = map_network_evaluate(g, free_dram, &no, r, st);
     free(free_dram);
     return rc;

@@ -24,8 +24,6 @@
  */
 #include "fusion_private.h"
 
-#include "../mapping/network_private.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

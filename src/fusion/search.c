@@ -51,30 +51,37 @@ int32_t fu_working_ops(const wl_graph *g, int32_t *ops)
 }
 
 as_code fu_plan_value(fu_evaluator *e, fu_objective obj, const fu_plan *p, double *value,
-                      as_status *st)
+                      fu_plan_cost *c, as_status *st)
 {
-    fu_plan_cost c;
-    memset(&c, 0, sizeof c);
-    as_code rc = fu_plan_evaluate(e, p, &c, st);
+    memset(c, 0, sizeof *c);
+    as_code rc = fu_plan_evaluate(e, p, c, st);
     if (rc == AS_OK)
         *value =
-            c.valid ? fu_objective_of(obj, fu_objective_coords(obj, c.energy_pJ, c.onchip_energy_pJ,
-                                                               c.dram_energy_pJ, c.cycles))
-                    : INFINITY;
-    fu_plan_cost_free(&c);
+            c->valid
+                ? fu_objective_of(obj, fu_objective_coords(obj, c->energy_pJ, c->onchip_energy_pJ,
+                                                           c->dram_energy_pJ, c->cycles))
+                : INFINITY;
     return rc;
 }
 
-as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, as_status *st)
+as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, fu_plan_cost *cost,
+                           as_status *st)
 {
-    if (inc->found && !(value < inc->value))
+    if (inc->found && !(value < inc->value)) {
+        fu_plan_cost_free(cost);
         return AS_OK;
+    }
     fu_plan copy;
     as_code rc = fu_plan_copy(&copy, p, st);
-    if (rc != AS_OK)
+    if (rc != AS_OK) {
+        fu_plan_cost_free(cost);
         return rc;
+    }
     fu_plan_free(&inc->plan);
+    fu_plan_cost_free(&inc->cost);
     inc->plan = copy;
+    inc->cost = *cost;
+    memset(cost, 0, sizeof *cost);
     inc->value = value;
     inc->found = true;
     return AS_OK;
@@ -109,10 +116,11 @@ static bool ilp_step(void *state, fu_incumbent *inc, int64_t budget, as_status *
     fu_plan plan;
     memset(&plan, 0, sizeof plan);
     double value;
+    fu_plan_cost cost;
     if (fu_ilp_solve(s->e, &s->opt, &plan, st) == AS_OK &&
-        fu_plan_value(s->e, s->opt.objective, &plan, &value, st) == AS_OK) {
+        fu_plan_value(s->e, s->opt.objective, &plan, &value, &cost, st) == AS_OK) {
         inc->evaluated++;
-        fu_incumbent_offer(inc, &plan, value, st);
+        fu_incumbent_offer(inc, &plan, value, &cost, st);
     }
     fu_plan_free(&plan);
     return false;
@@ -190,10 +198,13 @@ static as_code offer_baseline(fu_search *s, as_status *st)
     as_code rc = fu_plan_init(&plan, fu_evaluator_graph(s->e), st);
     if (rc != AS_OK)
         return rc;
-    rc = fu_plan_value(s->e, s->opt.objective, &plan, &value, st);
+    fu_plan_cost cost;
+    rc = fu_plan_value(s->e, s->opt.objective, &plan, &value, &cost, st);
     if (rc == AS_OK) {
         s->best.evaluated++;
-        rc = fu_incumbent_offer(&s->best, &plan, value, st);
+        rc = fu_incumbent_offer(&s->best, &plan, value, &cost, st);
+    } else {
+        fu_plan_cost_free(&cost);
     }
     fu_plan_free(&plan);
     return rc;
@@ -243,7 +254,7 @@ as_code fu_search_best(const fu_search *s, fu_plan *plan, fu_plan_cost *cost, as
     as_code rc = fu_plan_copy(plan, &s->best.plan, st);
     if (rc != AS_OK)
         return rc;
-    rc = fu_plan_evaluate(s->e, plan, cost, st);
+    rc = fu_plan_cost_copy(cost, &s->best.cost, st);
     if (rc != AS_OK)
         fu_plan_free(plan);
     return rc;
@@ -267,6 +278,7 @@ void fu_search_free(fu_search *s)
     if (s->state)
         s->algo->destroy(s->state);
     fu_plan_free(&s->best.plan);
+    fu_plan_cost_free(&s->best.cost);
     as_curve_free(&s->curve);
     free(s);
 }

@@ -86,10 +86,10 @@ static int prefix_length(int n)
     return n < 0 ? 0 : n > WL_NDIMS ? WL_NDIMS : n;
 }
 
-static void shuffle(ms_rng *r, uint8_t *v, int n)
+static void shuffle(as_rng *r, uint8_t *v, int n)
 {
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)ms_rng_below(r, i + 1);
+        int j = (int)as_rng_below(r, i + 1);
         uint8_t t = v[i];
         v[i] = v[j];
         v[j] = t;
@@ -371,7 +371,7 @@ static bool split_free(const ms_space *s, int l)
 /* ---------------------------------------------------------------- random */
 
 /* Random free orders, splits and keeps (factors untouched). */
-static void randomize_shape(const ms_space *s, ms_rng *r, ms_point *pt)
+static void randomize_shape(const ms_space *s, as_rng *r, ms_point *pt)
 {
     for (int l = 0; l < s->n_levels; l++) {
         const arch_constraints *c = &s->arch.level[l].constraints;
@@ -380,14 +380,14 @@ static void randomize_shape(const ms_space *s, ms_rng *r, ms_point *pt)
         shuffle(r, ml->temporal_order + nt, WL_NDIMS - nt);
         shuffle(r, ml->spatial_order + ns, WL_NDIMS - ns);
         if (split_free(s, l))
-            ml->spatial_split = (int)ms_rng_below(r, WL_NDIMS + 1);
+            ml->spatial_split = (int)as_rng_below(r, WL_NDIMS + 1);
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
             if (s->keep[l][ds] == ARCH_KEEP_FREE)
-                ml->keep[ds] = ms_rng_below(r, 2) != 0;
+                ml->keep[ds] = as_rng_below(r, 2) != 0;
     }
 }
 
-bool ms_random(const ms_space *s, ms_rng *r, int variant, ms_point *pt)
+bool ms_random(const ms_space *s, as_rng *r, int variant, ms_point *pt)
 {
     const ms_variant *v = &s->variant[variant];
     uint8_t owner[WL_NDIMS * MS_MAX_PRIMES];
@@ -402,7 +402,7 @@ bool ms_random(const ms_space *s, ms_rng *r, int variant, ms_point *pt)
         }
     /* Place the primes in a random order: shuffle positions jointly. */
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)ms_rng_below(r, i + 1);
+        int j = (int)as_rng_below(r, i + 1);
         uint8_t t = owner[i];
         owner[i] = owner[j], owner[j] = t;
         t = index[i];
@@ -418,7 +418,7 @@ bool ms_random(const ms_space *s, ms_rng *r, int variant, ms_point *pt)
                 fit[n_fit++] = s->slot[d][k];
         if (n_fit == 0)
             return false;
-        *slot_factor(pt, fit[ms_rng_below(r, n_fit)], d) *= q;
+        *slot_factor(pt, fit[as_rng_below(r, n_fit)], d) *= q;
     }
     return true;
 }
@@ -427,9 +427,9 @@ bool ms_random(const ms_space *s, ms_rng *r, int variant, ms_point *pt)
 
 /* Move one prime factor (or, one time in four, a whole factor) of a
  * random dimension from one of its slots to another. */
-static bool move_factor(const ms_space *s, ms_rng *r, ms_point *pt)
+static bool move_factor(const ms_space *s, as_rng *r, ms_point *pt)
 {
-    int d = (int)ms_rng_below(r, WL_NDIMS);
+    int d = (int)as_rng_below(r, WL_NDIMS);
     const ms_variant *v = &s->variant[pt->variant];
     if (s->n_slots[d] < 2 || v->rest[d] == 1)
         return false;
@@ -440,17 +440,17 @@ static bool move_factor(const ms_space *s, ms_rng *r, ms_point *pt)
             from[n_from++] = s->slot[d][k];
     if (n_from == 0)
         return false;
-    ms_slot src = from[ms_rng_below(r, n_from)], dst = s->slot[d][ms_rng_below(r, s->n_slots[d])];
+    ms_slot src = from[as_rng_below(r, n_from)], dst = s->slot[d][as_rng_below(r, s->n_slots[d])];
     if (src.level == dst.level && src.spatial == dst.spatial)
         return false;
     int64_t *f = slot_factor(pt, src, d), q = *f;
-    if (ms_rng_below(r, 4) != 0) {
+    if (as_rng_below(r, 4) != 0) {
         int64_t divisors[MS_MAX_PRIMES];
         int n_div = 0;
         for (int i = 0; i < v->n_primes[d]; i++)
             if (*f % v->prime[d][i] == 0 && (n_div == 0 || divisors[n_div - 1] != v->prime[d][i]))
                 divisors[n_div++] = v->prime[d][i];
-        q = divisors[ms_rng_below(r, n_div)];
+        q = divisors[as_rng_below(r, n_div)];
     }
     *f /= q;
     *slot_factor(pt, dst, d) *= q;
@@ -458,9 +458,9 @@ static bool move_factor(const ms_space *s, ms_rng *r, ms_point *pt)
 }
 
 /* Swap two loops of factor > 1 in the free part of a level's order. */
-static bool swap_loops(const ms_space *s, ms_rng *r, ms_point *pt)
+static bool swap_loops(const ms_space *s, as_rng *r, ms_point *pt)
 {
-    int l = (int)ms_rng_below(r, s->n_levels);
+    int l = (int)as_rng_below(r, s->n_levels);
     map_level *ml = &pt->m.level[l];
     int fixed = prefix_length(s->arch.level[l].constraints.n_temporal_order);
     int pos[WL_NDIMS], n = 0;
@@ -469,7 +469,7 @@ static bool swap_loops(const ms_space *s, ms_rng *r, ms_point *pt)
             pos[n++] = i;
     if (n < 2)
         return false;
-    int a = pos[ms_rng_below(r, n)], b = pos[ms_rng_below(r, n)];
+    int a = pos[as_rng_below(r, n)], b = pos[as_rng_below(r, n)];
     if (a == b)
         return false;
     uint8_t t = ml->temporal_order[a];
@@ -480,20 +480,20 @@ static bool swap_loops(const ms_space *s, ms_rng *r, ms_point *pt)
 
 /* Move a spatial loop to the other axis (or, with a fixed spatial order,
  * the split by one). */
-static bool move_axis(const ms_space *s, ms_rng *r, ms_point *pt)
+static bool move_axis(const ms_space *s, as_rng *r, ms_point *pt)
 {
-    int l = (int)ms_rng_below(r, s->n_levels);
+    int l = (int)as_rng_below(r, s->n_levels);
     if (!split_free(s, l))
         return false;
     map_level *ml = &pt->m.level[l];
     if (s->arch.level[l].constraints.n_spatial_order > 0) {
-        int split = ml->spatial_split + (ms_rng_below(r, 2) ? 1 : -1);
+        int split = ml->spatial_split + (as_rng_below(r, 2) ? 1 : -1);
         if (split < 0 || split > WL_NDIMS)
             return false;
         ml->spatial_split = split;
         return true;
     }
-    int d = (int)ms_rng_below(r, WL_NDIMS);
+    int d = (int)as_rng_below(r, WL_NDIMS);
     if (ml->spatial[d] == 1)
         return false;
     int p = position_of(ml->spatial_order, d);
@@ -510,20 +510,20 @@ static bool move_axis(const ms_space *s, ms_rng *r, ms_point *pt)
 }
 
 /* Flip a free keep/bypass choice. */
-static bool flip_keep(const ms_space *s, ms_rng *r, ms_point *pt)
+static bool flip_keep(const ms_space *s, as_rng *r, ms_point *pt)
 {
-    int l = (int)ms_rng_below(r, s->n_levels), ds = (int)ms_rng_below(r, WL_NDATASPACES);
+    int l = (int)as_rng_below(r, s->n_levels), ds = (int)as_rng_below(r, WL_NDATASPACES);
     if (s->keep[l][ds] != ARCH_KEEP_FREE)
         return false;
     pt->m.level[l].keep[ds] = !pt->m.level[l].keep[ds];
     return true;
 }
 
-bool ms_mutate(const ms_space *s, ms_rng *r, ms_point *pt)
+bool ms_mutate(const ms_space *s, as_rng *r, ms_point *pt)
 {
     /* Factor moves matter most, then orders; weights out of 16. */
     for (int attempt = 0; attempt < 16; attempt++) {
-        int64_t pick = ms_rng_below(r, 16);
+        int64_t pick = as_rng_below(r, 16);
         bool changed = pick < 8    ? move_factor(s, r, pt)
                        : pick < 13 ? swap_loops(s, r, pt)
                        : pick < 14 ? move_axis(s, r, pt)

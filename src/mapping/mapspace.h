@@ -59,30 +59,6 @@ typedef struct ms_point {
     map_mapping m;
 } ms_point;
 
-/* Deterministic random numbers: one independent stream per seed. */
-typedef struct ms_rng {
-    uint64_t s;
-} ms_rng;
-
-/* splitmix64: a stream per seed, and a seed per (seed, index). */
-static inline uint64_t ms_rng_next(ms_rng *r)
-{
-    return as_splitmix64(&r->s);
-}
-
-static inline ms_rng ms_rng_stream(uint64_t seed, uint64_t index)
-{
-    ms_rng r = {seed ^ (index * 0xd1b54a32d192ed03ull)};
-    r.s = ms_rng_next(&r);
-    return r;
-}
-
-/* Uniform in [0, n), n > 0. */
-static inline int64_t ms_rng_below(ms_rng *r, int64_t n)
-{
-    return (int64_t)(ms_rng_next(r) % (uint64_t)n);
-}
-
 /* Build the space: constraints read, fanouts computed, padding variants
  * chosen (only when pad is set).  Fails on an architecture or problem it
  * cannot describe (levels out of range, non-positive bounds). */
@@ -103,12 +79,12 @@ bool ms_prune(const ms_space *s, const ms_point *pt);
 /* Timeloop-style pruned random point: random orders, splits and keeps,
  * then every prime factor to a random slot where it still fits.  False
  * when a factor fits nowhere (the draw counts as an invalid mapping). */
-bool ms_random(const ms_space *s, ms_rng *r, int variant, ms_point *pt);
+bool ms_random(const ms_space *s, as_rng *r, int variant, ms_point *pt);
 
 /* One random local move (a prime factor to another slot, two loops
  * swapped, a split moved, a keep flipped); false when it changed nothing
  * that map_evaluate can see. */
-bool ms_mutate(const ms_space *s, ms_rng *r, ms_point *pt);
+bool ms_mutate(const ms_space *s, as_rng *r, ms_point *pt);
 
 /* Structured construction for the heuristic (mapspace.c explains the
  * styles); false when the result is not legal. */

@@ -65,10 +65,12 @@
  * then partial and interrupted is true.
  *
  * Sharing.  The search of one problem and the costing of one layer are
- * also the fusion module's (network_private.h): a fused plan of singleton
- * groups costs exactly what this file charges.
+ * mapping.h's layer cost, which the fusion module uses too: a fused plan
+ * of singleton groups costs exactly what this file charges.  With a
+ * mapping cache in the options (map_cache), a class whose problem the
+ * cache holds for this design is not searched again.
  */
-#include "network_private.h"
+#include "mapping.h"
 
 #include <math.h>
 #include <omp.h>
@@ -140,53 +142,54 @@ typedef struct problem_class {
     map_problem_outcome out; /* filled by map_problem_search_run */
 } problem_class;
 
-/* The classes of a network, found by an open-addressing hash table of
- * class indices (capacity a power of two, at most half full). */
+/* The classes of a network: an array, and core's hash table of indices
+ * into it. */
 typedef struct class_table {
     problem_class *cls;
     int32_t n;
-    int32_t *slot; /* class index or -1 */
-    uint64_t mask;
+    as_table index; /* int32_t class indices */
 } class_table;
 
 static bool class_table_init(class_table *t, int32_t max_classes)
 {
-    uint64_t slots = 16;
-    while (slots < 2 * (uint64_t)max_classes)
-        slots *= 2;
     t->n = 0;
-    t->mask = slots - 1;
+    as_table_init(&t->index, sizeof(int32_t));
     t->cls = calloc((size_t)(max_classes > 0 ? max_classes : 1), sizeof *t->cls);
-    t->slot = malloc(slots * sizeof *t->slot);
-    if (!t->cls || !t->slot)
-        return false;
-    for (uint64_t i = 0; i < slots; i++)
-        t->slot[i] = -1;
-    return true;
+    return t->cls != NULL;
 }
 
 static void class_table_free(class_table *t)
 {
     free(t->cls);
-    free(t->slot);
+    as_table_free(&t->index);
 }
 
-/* The class of problem p (lowered from op), added when new.  The table
- * was sized for every compute layer, so there is always room. */
+/* Whether class *item (of the classes in context) has problem key key. */
+static bool class_has_key(const void *item, const void *key, const void *context)
+{
+    const problem_class *cls = context;
+    return memcmp(&cls[*(const int32_t *)item].key, key, sizeof(map_problem_key)) == 0;
+}
+
+/* The class of problem p (lowered from op), added when new; -1 when out
+ * of memory.  The array was sized for every compute layer. */
 static int32_t class_of(class_table *t, const wl_problem *p, int32_t op)
 {
     map_problem_key k;
     map_problem_key_of(p, &k);
-    uint64_t i = as_hash_bytes(&k, sizeof k, AS_HASH_SEED) & t->mask;
-    for (; t->slot[i] >= 0; i = (i + 1) & t->mask)
-        if (memcmp(&t->cls[t->slot[i]].key, &k, sizeof k) == 0)
-            return t->slot[i];
-    problem_class *c = &t->cls[t->n];
-    c->key = k;
-    c->problem = *p;
-    c->first_op = op;
-    t->slot[i] = t->n;
-    return t->n++;
+    bool added;
+    int32_t *index = as_table_insert(&t->index, as_hash_bytes(&k, sizeof k, AS_HASH_SEED), &k,
+                                     class_has_key, t->cls, &added);
+    if (!index)
+        return -1;
+    if (added) {
+        problem_class *c = &t->cls[t->n];
+        c->key = k;
+        c->problem = *p;
+        c->first_op = op;
+        *index = t->n++;
+    }
+    return *index;
 }
 
 /* -------------------------------------------------------------- mapping */
@@ -196,7 +199,8 @@ typedef struct network_job {
     const wl_graph *g;
     const arch_spec *a;
     const map_network_options *o;
-    int64_t budget; /* evaluations per problem; 0 = until the search ends */
+    int64_t budget;           /* evaluations per problem; 0 = until the search ends */
+    map_layer_key design_key; /* its design half, for o->cache */
 } network_job;
 
 static bool stop_requested(const network_job *job)
@@ -252,6 +256,24 @@ void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_s
     map_search_free(s);
 }
 
+/* The outcome of class c: from the caller's cache when it holds one,
+ * else searched (and given to the cache when the search was complete). */
+static void map_class(const network_job *job, problem_class *c, int threads)
+{
+    const map_network_options *o = job->o;
+    map_layer_key key = job->design_key;
+    key.problem = c->key;
+    const map_problem_outcome *held = o->cache ? map_cache_find(o->cache, &key) : NULL;
+    if (held) {
+        c->out = *held;
+        return;
+    }
+    map_problem_search_run(job->a, &c->problem, &o->search, threads, job->budget, o->stop_flag,
+                           &c->out);
+    if (o->cache && c->out.code == AS_OK && c->out.searched)
+        map_cache_add(o->cache, &key, &c->out); /* a failure only costs a later search */
+}
+
 /* Search every class, in parallel when there are several (see the top of
  * the file); report progress after each, never two calls at once. */
 static void map_classes(const network_job *job, class_table *t)
@@ -267,8 +289,7 @@ static void map_classes(const network_job *job, class_table *t)
     for (int32_t i = 0; i < t->n; i++) {
         if (stop_requested(job))
             continue;
-        map_problem_search_run(job->a, &t->cls[i].problem, &o->search, inner, job->budget,
-                               o->stop_flag, &t->cls[i].out);
+        map_class(job, &t->cls[i], inner);
 #pragma omp critical(map_network_progress)
         {
             done++;
@@ -552,6 +573,8 @@ static as_code collect_layers(const wl_graph *g, const char *only_layer, class_t
         if (code != AS_OK)
             return code;
         layer->problem_class = class_of(t, &layer->problem, o);
+        if (layer->problem_class < 0)
+            return as_fail(st, AS_ENOMEM, "%s: out of memory for the problem classes", g->source);
     }
     r->n_distinct_problems = t->n;
     return AS_OK;
@@ -630,6 +653,7 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
         return code;
     network_job job = {
         .g = g, .a = a, .o = o, .budget = map_effective_budget(&o->search, o->budget_per_problem)};
+    map_layer_key_design(a, &o->search, job.budget, &job.design_key);
     code = collect_layers(g, o->only_layer, &t, out, st);
     if (code == AS_OK) {
         map_classes(&job, &t);

@@ -173,10 +173,10 @@ static void offer(const map_search *s, chunk *c, const ms_point *pt, const doubl
 }
 
 /* A variant for a random point: the original half of the time. */
-static int random_variant(const map_search *s, ms_rng *r)
+static int random_variant(const map_search *s, as_rng *r)
 {
     for (int tries = 0; tries < 16; tries++) {
-        int v = ms_rng_below(r, 2) == 0 ? 0 : (int)ms_rng_below(r, s->space.n_variants);
+        int v = as_rng_below(r, 2) == 0 ? 0 : (int)as_rng_below(r, s->space.n_variants);
         if (s->space.variant[v].feasible)
             return v;
     }
@@ -188,7 +188,7 @@ static int random_variant(const map_search *s, ms_rng *r)
 
 static void run_random(const map_search *s, chunk *c)
 {
-    ms_rng r = ms_rng_stream(s->opt.seed, c->index);
+    as_rng r = as_rng_stream(s->opt.seed, c->index, AS_RNG_FROM_FIRST_OUTPUT);
     double key[3];
     for (int i = 0; i < RANDOM_CHUNK; i++) {
         if (!ms_random(&s->space, &r, random_variant(s, &r), &c->cand)) {
@@ -204,7 +204,7 @@ static void run_random(const map_search *s, chunk *c)
  * point, keep every move that does not make the objective worse. */
 static void run_local(const map_search *s, chunk *c)
 {
-    ms_rng r = ms_rng_stream(s->opt.seed, c->index);
+    as_rng r = as_rng_stream(s->opt.seed, c->index, AS_RNG_FROM_FIRST_OUTPUT);
     int n = n_metrics(&s->opt.objective);
     double cur_key[3], key[3];
     bool cur_valid = false;
@@ -229,7 +229,7 @@ static void run_local(const map_search *s, chunk *c)
             idle++;
             continue;
         }
-        if (ms_rng_below(&r, 4) == 0)
+        if (as_rng_below(&r, 4) == 0)
             ms_mutate(&s->space, &r, &c->cand);
         if (!score(s, c, &c->cand, key))
             continue;

@@ -40,7 +40,6 @@
  * (Timeloop would model a one-word buffer).
  */
 #include "mapping.h"
-#include "network_private.h"
 #include "timeloop_private.h"
 
 #include <math.h>

@@ -40,7 +40,6 @@
  * Wpad carry the top / left amounts), a network without multicast.
  */
 #include "mapping.h"
-#include "network_private.h"
 #include "timeloop_private.h"
 
 #include <stdarg.h>

@@ -48,36 +48,22 @@
 #define INFEASIBLE_PENALTY 0.5 /* above the worst feasible target, in target units */
 #define DISTINCT_TRIES 64      /* draws to find a point not seen before */
 #define TWO_PI 6.283185307179586
+/* Mixed into the seed of the ParEGO weight streams so that they differ
+ * from the proposal streams of the same seed (PCG's multiplier). */
+#define WEIGHTS_SEED_SALT 0x5851f42d4c957f2dull
 
 /* ---------------------------------------------------------------- random */
 
-/* Streams of core's splitmix64: one per (seed, index). */
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r)
+/* The engines' streams: one per (seed, index), core's second derivation. */
+static as_rng rng_stream(uint64_t seed, uint64_t index)
 {
-    return as_splitmix64(&r->s);
-}
-
-static rng rng_stream(uint64_t seed, uint64_t index)
-{
-    rng r = {seed ^ (index * 0xd1b54a32d192ed03ull)};
-    rng_next(&r);
-    return r;
-}
-
-/* Uniform in [0, 1). */
-static double rng_unit(rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+    return as_rng_stream(seed, index, AS_RNG_ADVANCED_ONCE);
 }
 
 /* Standard normal (Box-Muller; one of the pair is dropped for simplicity). */
-static double rng_normal(rng *r)
+static double rng_normal(as_rng *r)
 {
-    double u = rng_unit(r), v = rng_unit(r);
+    double u = as_rng_unit(r), v = as_rng_unit(r);
     return sqrt(-2.0 * log(1.0 - u)) * cos(TWO_PI * v);
 }
 
@@ -113,14 +99,12 @@ struct se_engine {
     double sobol_shift[SE_MAX_PARAMS];
     /* Proposals not yet observed: their weights and particles. */
     int n_pending;
-    double pending_weights[64][SE_MAX_OBJECTIVES];
-    int pending_particle[64];
+    double pending_weights[SE_MAX_BATCH][SE_MAX_OBJECTIVES];
+    int pending_particle[SE_MAX_BATCH];
     int n_particles;
     particle *particles;
     int next_particle;
 };
-
-#define MAX_BATCH 64
 
 const char *se_algo_name(se_algo a)
 {
@@ -168,9 +152,9 @@ as_code se_engine_new(se_engine **out, const se_space *s, const se_engine_option
         free(e);
         return as_fail(st, AS_ENOMEM, "out of memory for a Sobol sequence");
     }
-    rng r = rng_stream(o->seed, UINT64_MAX);
+    as_rng r = rng_stream(o->seed, UINT64_MAX);
     for (int d = 0; d < e->dim; d++)
-        e->sobol_shift[d] = rng_unit(&r);
+        e->sobol_shift[d] = as_rng_unit(&r);
     *out = e;
     return AS_OK;
 }
@@ -231,14 +215,14 @@ static bool seen(const se_engine *e, const se_point *p, const se_point *batch, i
 }
 
 /* A uniform point of the cube from r. */
-static void uniform_point(const se_engine *e, rng *r, double *x)
+static void uniform_point(const se_engine *e, as_rng *r, double *x)
 {
     for (int d = 0; d < e->dim; d++)
-        x[d] = rng_unit(r);
+        x[d] = as_rng_unit(r);
 }
 
 /* x moved by a Gaussian step of sd sigma in each coordinate, clamped. */
-static void perturb(const se_engine *e, rng *r, double sigma, double *x)
+static void perturb(const se_engine *e, as_rng *r, double sigma, double *x)
 {
     for (int d = 0; d < e->dim; d++)
         x[d] = clamp_unit(x[d] + sigma * rng_normal(r));
@@ -249,7 +233,7 @@ static void perturb(const se_engine *e, rng *r, double sigma, double *x)
  * random perturbation of it, and at last any unseen uniform point, so
  * that a batch holds distinct new points while the space has them.
  */
-static void settle(se_engine *e, rng *r, double *x, se_point *batch, int n)
+static void settle(se_engine *e, as_rng *r, double *x, se_point *batch, int n)
 {
     se_point p;
     se_point_from_unit(&e->space, x, &p);
@@ -270,7 +254,7 @@ static void settle(se_engine *e, rng *r, double *x, se_point *batch, int n)
 static void propose_filling(se_engine *e, int n, bool uniform, se_point *out)
 {
     for (int i = 0; i < n; i++) {
-        rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
+        as_rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
         double x[SE_MAX_PARAMS];
         if (uniform)
             uniform_point(e, &r, x);
@@ -376,7 +360,7 @@ static int best_targets(const double *y, int64_t n, int64_t *top, int k_max)
  * incumbent target) into x: Sobol points and Gaussian perturbations of
  * the best training points, the first maximum kept (deterministic).
  */
-static void maximise_ei(se_engine *e, rng *r, const se_gp *gp, const double *train_x,
+static void maximise_ei(se_engine *e, as_rng *r, const se_gp *gp, const double *train_x,
                         const double *train_y, int64_t n_train, double best, double *x)
 {
     int n_local = (int)(e->o.acquisition_samples * LOCAL_SAMPLES_FRACTION);
@@ -405,8 +389,8 @@ static void maximise_ei(se_engine *e, rng *r, const se_gp *gp, const double *tra
  * lattice vectors across a batch, a fresh draw per round. */
 static void slot_weights(const se_engine *e, uint64_t round, int slot, double *w)
 {
-    rng r = rng_stream(e->o.seed ^ 0x5851f42d4c957f2dull, round);
-    uint64_t base = rng_next(&r);
+    as_rng r = rng_stream(e->o.seed ^ WEIGHTS_SEED_SALT, round);
+    uint64_t base = as_rng_next(&r);
     se_parego_weights(e->o.n_objectives, base + (uint64_t)slot, w);
 }
 
@@ -455,7 +439,7 @@ static as_code propose_surrogate(se_engine *e, int n, se_point *out, as_status *
             break;
         if (i == 0)
             hyper = *se_gp_hyperparameters(gp);
-        rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
+        as_rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
         double x[SE_MAX_PARAMS];
         maximise_ei(e, &r, gp, tx, ty, m, best, x);
         se_gp_free(gp);
@@ -508,7 +492,7 @@ static as_code ensure_swarm(se_engine *e, int n, as_status *st)
  * plus a Gaussian jitter whose sd shrinks as 1/sqrt(moves) from
  * LOCAL_SIGMA, so the swarm explores first and refines later.
  */
-static void move_particle(se_engine *e, rng *r, particle *q, double *x)
+static void move_particle(se_engine *e, as_rng *r, particle *q, double *x)
 {
     int64_t g = best_observation(e);
     if (!isfinite(q->best_value) || g < 0) {
@@ -516,10 +500,10 @@ static void move_particle(se_engine *e, rng *r, particle *q, double *x)
         return;
     }
     const double *gx = e->x + g * e->dim;
-    const particle *u = &e->particles[rng_next(r) % (uint64_t)e->n_particles];
-    const particle *v = &e->particles[rng_next(r) % (uint64_t)e->n_particles];
+    const particle *u = &e->particles[as_rng_next(r) % (uint64_t)e->n_particles];
+    const particle *v = &e->particles[as_rng_next(r) % (uint64_t)e->n_particles];
     bool diff = isfinite(u->best_value) && isfinite(v->best_value);
-    double a = 0.5 + rng_unit(r), b = rng_unit(r) - 0.5;
+    double a = 0.5 + as_rng_unit(r), b = as_rng_unit(r) - 0.5;
     double sigma = LOCAL_SIGMA / sqrt((double)(1 + q->moves));
     q->moves++;
     for (int d = 0; d < e->dim; d++) {
@@ -536,7 +520,7 @@ static as_code propose_swarm(se_engine *e, int n, se_point *out, as_status *st)
     for (int i = 0; code == AS_OK && i < n; i++) {
         int q = e->next_particle;
         e->next_particle = (e->next_particle + 1) % e->n_particles;
-        rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
+        as_rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
         double x[SE_MAX_PARAMS];
         move_particle(e, &r, &e->particles[q], x);
         memcpy(e->particles[q].x, x, sizeof x);
@@ -566,29 +550,29 @@ static int by_value(const void *pa, const void *pb)
 
 /* A parent: the better of two observations drawn among the best
  * `pool` ones (by scalar, infeasible last). */
-static int64_t tournament(rng *r, const ranked_obs *ranked, int64_t pool)
+static int64_t tournament(as_rng *r, const ranked_obs *ranked, int64_t pool)
 {
-    uint64_t a = rng_next(r) % (uint64_t)pool, b = rng_next(r) % (uint64_t)pool;
+    uint64_t a = as_rng_next(r) % (uint64_t)pool, b = as_rng_next(r) % (uint64_t)pool;
     return ranked[a < b ? a : b].index; /* the better ranked of the two */
 }
 
 /* Child of parents a and b: uniform crossover of indices, then each
  * parameter mutated with probability 1/dim -- half the time to a random
  * value, half to an index at most n_values/16 (at least 1) away. */
-static void ga_child(const se_engine *e, rng *r, const se_point *a, const se_point *b,
+static void ga_child(const se_engine *e, as_rng *r, const se_point *a, const se_point *b,
                      se_point *child)
 {
     for (int d = 0; d < e->dim; d++) {
         const se_param *p = &e->space.param[d];
-        child->index[d] = (rng_next(r) & 1) ? a->index[d] : b->index[d];
-        if (rng_unit(r) * e->dim >= 1.0)
+        child->index[d] = (as_rng_next(r) & 1) ? a->index[d] : b->index[d];
+        if (as_rng_unit(r) * e->dim >= 1.0)
             continue;
-        if (rng_next(r) & 1) {
-            child->index[d] = (int64_t)(rng_next(r) % (uint64_t)p->n_values);
+        if (as_rng_next(r) & 1) {
+            child->index[d] = (int64_t)(as_rng_next(r) % (uint64_t)p->n_values);
         } else {
             int64_t reach = p->n_values / 16 > 1 ? p->n_values / 16 : 1;
-            int64_t step = 1 + (int64_t)(rng_next(r) % (uint64_t)reach);
-            int64_t v = child->index[d] + ((rng_next(r) & 1) ? step : -step);
+            int64_t step = 1 + (int64_t)(as_rng_next(r) % (uint64_t)reach);
+            int64_t v = child->index[d] + ((as_rng_next(r) & 1) ? step : -step);
             child->index[d] = v < 0 ? 0 : v >= p->n_values ? p->n_values - 1 : v;
         }
     }
@@ -608,7 +592,7 @@ static as_code propose_ga(se_engine *e, int n, se_point *out, as_status *st)
         ranked[i] = (ranked_obs){scalar_value(&e->obs[i]), i};
     qsort(ranked, (size_t)e->n_obs, sizeof *ranked, by_value);
     for (int i = 0; i < n; i++) {
-        rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
+        as_rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
         int64_t mother = tournament(&r, ranked, population);
         int64_t father = tournament(&r, ranked, population);
         se_point child;
@@ -625,9 +609,9 @@ static as_code propose_ga(se_engine *e, int n, se_point *out, as_status *st)
 
 as_code se_engine_propose(se_engine *e, int n, se_point *out, as_status *st)
 {
-    if (n < 1 || e->n_pending + n > MAX_BATCH)
+    if (n < 1 || e->n_pending + n > SE_MAX_BATCH)
         return as_fail(st, AS_EINVAL, "a batch holds 1 to %d points (asked for %d, %d pending)",
-                       MAX_BATCH, n, e->n_pending);
+                       SE_MAX_BATCH, n, e->n_pending);
     as_code code = AS_OK;
     switch (e->o.algo) {
     case SE_ALGO_RANDOM:
@@ -659,28 +643,18 @@ static bool reserve(se_engine *e, int64_t n)
 {
     if (e->n_obs + n <= e->cap_obs)
         return true;
-    int64_t cap = e->cap_obs ? 2 * e->cap_obs : 64;
-    while (cap < e->n_obs + n)
-        cap *= 2;
-    se_observation *obs = realloc(e->obs, (size_t)cap * sizeof *obs);
-    if (obs)
-        e->obs = obs;
-    double *x = realloc(e->x, (size_t)(cap * e->dim) * sizeof *x);
-    if (x)
-        e->x = x;
-    double *w = realloc(e->weights, (size_t)(cap * SE_MAX_OBJECTIVES) * sizeof *w);
-    if (w)
-        e->weights = w;
-    bool *in = realloc(e->in_surrogate, (size_t)cap * sizeof *in);
-    if (in)
-        e->in_surrogate = in;
-    double *dist = realloc(e->accepted_distance, (size_t)cap * sizeof *dist);
-    if (dist)
-        e->accepted_distance = dist;
-    if (!obs || !x || !w || !in || !dist)
-        return false;
-    e->cap_obs = cap;
-    return true;
+    /* Five arrays of one length: each grows from the same capacity, so
+     * all reach the same one; it is recorded once every one has. */
+    int64_t need = e->n_obs + n,
+            cap[5] = {e->cap_obs, e->cap_obs, e->cap_obs, e->cap_obs, e->cap_obs};
+    bool ok = as_vec_reserve(&e->obs, &cap[0], need, sizeof *e->obs) &&
+              as_vec_reserve(&e->x, &cap[1], need, (size_t)e->dim * sizeof *e->x) &&
+              as_vec_reserve(&e->weights, &cap[2], need, SE_MAX_OBJECTIVES * sizeof *e->weights) &&
+              as_vec_reserve(&e->in_surrogate, &cap[3], need, sizeof *e->in_surrogate) &&
+              as_vec_reserve(&e->accepted_distance, &cap[4], need, sizeof *e->accepted_distance);
+    if (ok)
+        e->cap_obs = cap[0];
+    return ok;
 }
 
 /* The p-th percentile of v[0 .. n) (sorted in place; linear between

@@ -22,6 +22,10 @@
 /* --------------------------------------------------------------- models */
 
 #define MAX_BATCHES 16 /* native batches one run meets (1 .. 2^15) */
+#define BYTES_PER_MiB 1048576.0
+/* Mixed into the run's seed for a candidate's software seed (splitmix64's
+ * increment, so that seed 0 does not hash from 0). */
+#define SOFTWARE_SEED_SALT 0x9e3779b97f4a7c15ull
 
 typedef struct prepared {
     int64_t batch;
@@ -142,7 +146,7 @@ static int64_t take_offchip_capacity(arch_spec *a)
  * point, so equal designs get equal software whenever they are met. */
 static uint64_t candidate_seed(const se_sw_options *o, const se_point *p)
 {
-    return as_hash_bytes(p, sizeof *p, o->seed ^ 0x9e3779b97f4a7c15ull);
+    return as_hash_bytes(p, sizeof *p, o->seed ^ SOFTWARE_SEED_SALT);
 }
 
 /* Start workload k's fusion search on c's design. */
@@ -155,6 +159,9 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
     cost.search.seed = 1;
     cost.budget_per_problem = o->map_budget;
     cost.shared_mappings = o->shared;
+    /* se_space_decode validated the design; take_offchip_capacity then only
+     * made DRAM unbounded, which arch_validate accepts. */
+    cost.arch_validated = true;
     as_code code = fu_evaluator_new(&c->evaluator[k], c->graph[k], &c->arch, &cost, st);
     if (code != AS_OK)
         return code;
@@ -191,7 +198,7 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
             snprintf(
                 c->reason, sizeof c->reason,
                 "%s needs %.2f MiB off chip (weights + largest layer), the design has %.2f MiB",
-                c->graph[k]->name, footprint / 1048576.0, capacity / 1048576.0);
+                c->graph[k]->name, footprint / BYTES_PER_MiB, capacity / BYTES_PER_MiB);
         }
     }
     for (int k = 0; c->feasible && k < n_workloads; k++) {
@@ -276,6 +283,19 @@ static void step_to(se_candidate_eval *c, int k, int64_t budget, const se_sw_opt
             break;
         spent += chunk;
     }
+}
+
+void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggregate agg,
+                                   se_metrics *out)
+{
+    se_metrics m;
+    se_metrics_of_plan(c, &c->cost[k], &m);
+    out->area_mm2 = c->metrics.area_mm2;
+    out->power_W = c->metrics.power_W;
+    out->latency_s = combine(&m.latency_s, 1, agg);
+    out->energy_pJ = combine(&m.energy_pJ, 1, agg);
+    out->edp_Js = combine(&m.edp_Js, 1, agg);
+    out->perf_per_tdp = perf_per_tdp(out->latency_s, out->power_W);
 }
 
 as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,

@@ -123,62 +123,59 @@ void se_run_config_text(const se_space *s, const se_workload *workloads, int n_w
 
 /* ------------------------------------------------------------ the store */
 
-/* A stored row, as the replay needs it. */
-typedef struct stored_row {
-    int64_t iteration;
-    int32_t slot, round;
-    char point[256];
-    bool feasible;
-    char reason[256];
-    int64_t sw_budget;
-    double sw_value, sw_auc;
-    se_metrics metrics;
-} stored_row;
-
+/* The rows of a run being resumed: the store's own records, kept without
+ * their JSON (which the replay does not read). */
 typedef struct stored_rows {
-    stored_row *v;
+    store_row *v;
     int64_t n, cap;
     bool failed;
 } stored_rows;
+
+/* A candidate's metrics as a store row holds them, and back: the one
+ * place where the two spell the same fields. */
+static void row_set_metrics(store_row *row, const se_metrics *m)
+{
+    row->latency_s = m->latency_s;
+    row->energy_pJ = m->energy_pJ;
+    row->area_mm2 = m->area_mm2;
+    row->power_W = m->power_W;
+    row->edp_Js = m->edp_Js;
+    row->perf_per_tdp = m->perf_per_tdp;
+}
+
+static se_metrics metrics_of_row(const store_row *row)
+{
+    return (se_metrics){.latency_s = row->latency_s,
+                        .energy_pJ = row->energy_pJ,
+                        .area_mm2 = row->area_mm2,
+                        .power_W = row->power_W,
+                        .edp_Js = row->edp_Js,
+                        .perf_per_tdp = row->perf_per_tdp};
+}
 
 /* store_each_row visitor: append (rows arrive in key order). */
 static bool collect_row(void *user, const store_row *row)
 {
     stored_rows *rows = user;
-    if (rows->n == rows->cap) {
-        int64_t cap = rows->cap ? 2 * rows->cap : 256;
-        stored_row *v = realloc(rows->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            rows->failed = true;
-            return false;
-        }
-        rows->v = v;
-        rows->cap = cap;
+    if (!as_vec_reserve(&rows->v, &rows->cap, rows->n + 1, sizeof *rows->v)) {
+        rows->failed = true;
+        return false;
     }
-    stored_row *r = &rows->v[rows->n++];
-    r->iteration = row->iteration;
-    r->slot = row->slot;
-    r->round = row->round;
-    snprintf(r->point, sizeof r->point, "%s", row->point);
-    r->feasible = row->feasible;
-    snprintf(r->reason, sizeof r->reason, "%s", row->reason);
-    r->sw_budget = row->sw_budget;
-    r->sw_value = row->sw_value;
-    r->sw_auc = row->sw_auc;
-    r->metrics = (se_metrics){row->latency_s, row->energy_pJ, row->area_mm2,
-                              row->power_W,   row->edp_Js,    row->perf_per_tdp};
+    store_row *r = &rows->v[rows->n++];
+    *r = *row;
+    r->params_json = r->detail_json = NULL; /* valid during the visit only */
     return true;
 }
 
 /* The stored row for (iteration, slot, round), or NULL (binary search:
  * the store returns rows in key order). */
-static const stored_row *find_row(const stored_rows *rows, int64_t iteration, int32_t slot,
-                                  int32_t round)
+static const store_row *find_row(const stored_rows *rows, int64_t iteration, int32_t slot,
+                                 int32_t round)
 {
     int64_t lo = 0, hi = rows->n;
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
-        const stored_row *r = &rows->v[mid];
+        const store_row *r = &rows->v[mid];
         int cmp = r->iteration != iteration ? (r->iteration < iteration ? -1 : 1)
                   : r->slot != slot         ? (r->slot < slot ? -1 : 1)
                   : r->round != round       ? (r->round < round ? -1 : 1)
@@ -195,6 +192,16 @@ static const stored_row *find_row(const stored_rows *rows, int64_t iteration, in
 
 /* ------------------------------------------------------------------ run */
 
+/* A candidate's per-workload results at full budget (training workloads,
+ * in r->train order), kept while it is on the front -- so that the chosen
+ * design's results come from the search instead of searching again. */
+typedef struct kept_result {
+    const wl_graph *graph[SE_MAX_WORKLOADS];
+    fu_plan plan[SE_MAX_WORKLOADS];
+    fu_plan_cost cost[SE_MAX_WORKLOADS];
+    se_metrics metrics[SE_MAX_WORKLOADS]; /* each workload alone */
+} kept_result;
+
 typedef struct run {
     const se_space *space;
     const se_run_options *o;
@@ -210,6 +217,8 @@ typedef struct run {
     int64_t last_front_iteration;
     se_result *out;
     int64_t cap_candidates, cap_curve;
+    kept_result **kept; /* per candidate, NULL when nothing is kept */
+    int64_t cap_kept;
     bool have_reference;
     double start_seconds;
 } run;
@@ -224,14 +233,9 @@ static int64_t round_budget(const run *r, int round, int n_rounds)
 static se_candidate *new_candidate(run *r)
 {
     se_result *out = r->out;
-    if (out->n_candidates == r->cap_candidates) {
-        int64_t cap = r->cap_candidates ? 2 * r->cap_candidates : 64;
-        se_candidate *v = realloc(out->candidates, (size_t)cap * sizeof *v);
-        if (!v)
-            return NULL;
-        out->candidates = v;
-        r->cap_candidates = cap;
-    }
+    if (!as_vec_reserve(&out->candidates, &r->cap_candidates, out->n_candidates + 1,
+                        sizeof *out->candidates))
+        return NULL;
     se_candidate *c = &out->candidates[out->n_candidates++];
     memset(c, 0, sizeof *c);
     return c;
@@ -247,7 +251,7 @@ static void score(const se_run_options *o, se_candidate *c)
 
 /* Take a stored row as candidate c's latest round (after checking it is
  * the point this run proposes there). */
-static as_code take_stored(run *r, const stored_row *sr, se_candidate *c, as_status *st)
+static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_status *st)
 {
     char proposed[256];
     se_point_format(r->space, &c->point, proposed, sizeof proposed);
@@ -259,7 +263,7 @@ static as_code take_stored(run *r, const stored_row *sr, se_candidate *c, as_sta
                        sr->slot, proposed);
     c->feasible = sr->feasible;
     snprintf(c->reason, sizeof c->reason, "%s", sr->reason);
-    c->metrics = sr->metrics;
+    c->metrics = metrics_of_row(sr);
     c->rounds = sr->round + 1;
     c->sw_budget = sr->sw_budget;
     c->from_store = true;
@@ -292,15 +296,10 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
         .sw_budget = e->spent,
         .sw_value = e->sw_value,
         .sw_auc = e->sw_auc,
-        .latency_s = c->metrics.latency_s,
-        .energy_pJ = c->metrics.energy_pJ,
-        .area_mm2 = c->metrics.area_mm2,
-        .power_W = c->metrics.power_W,
-        .edp_Js = c->metrics.edp_Js,
-        .perf_per_tdp = c->metrics.perf_per_tdp,
         .params_json = params,
         .detail_json = detail,
     };
+    row_set_metrics(&row, &c->metrics);
     se_point_format(r->space, &c->point, row.point, sizeof row.point);
     snprintf(row.reason, sizeof row.reason, "%s", c->reason);
     as_code code;
@@ -310,16 +309,76 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
     return code;
 }
 
+static void kept_free(kept_result *k)
+{
+    for (int i = 0; k && i < SE_MAX_WORKLOADS; i++) {
+        fu_plan_free(&k->plan[i]);
+        fu_plan_cost_free(&k->cost[i]);
+    }
+    free(k);
+}
+
+/* Room in r->kept for every candidate so far (new slots empty); false
+ * when out of memory (then nothing more is kept: the chosen design is
+ * searched again instead). */
+static bool reserve_kept(run *r)
+{
+    int64_t old = r->cap_kept;
+    if (!as_vec_reserve(&r->kept, &r->cap_kept, r->out->n_candidates, sizeof *r->kept))
+        return false;
+    for (int64_t i = old; i < r->cap_kept; i++)
+        r->kept[i] = NULL;
+    return true;
+}
+
+/* Keep candidate c's results from e when e brought every training
+ * workload to the full budget feasibly (then each workload's plan is what
+ * searching it alone would give); e's plans and costs are taken over. */
+static void keep_results(run *r, const se_candidate *c, se_candidate_eval *e)
+{
+    int64_t index = c - r->out->candidates;
+    if (index >= r->cap_kept || !e->feasible || e->spent != r->final_budget)
+        return;
+    kept_result *k = calloc(1, sizeof *k);
+    if (!k)
+        return; /* only costs a search of the chosen design later */
+    for (int i = 0; i < e->n_workloads; i++) {
+        k->graph[i] = e->graph[i];
+        se_candidate_workload_metrics(e, i, r->o->aggregate, &k->metrics[i]);
+        k->plan[i] = e->plan[i];
+        k->cost[i] = e->cost[i];
+        memset(&e->plan[i], 0, sizeof e->plan[i]);
+        memset(&e->cost[i], 0, sizeof e->cost[i]);
+    }
+    kept_free(r->kept[index]);
+    r->kept[index] = k;
+}
+
+/* Drop what candidates off the front keep: they can no longer be chosen. */
+static void prune_kept(run *r)
+{
+    const se_result *out = r->out;
+    for (int64_t i = 0; i < r->cap_kept && i < out->n_candidates; i++) {
+        bool on_front = false;
+        for (int64_t f = 0; f < out->n_front && !on_front; f++)
+            on_front = out->front[f] == i;
+        if (!on_front) {
+            kept_free(r->kept[i]);
+            r->kept[i] = NULL;
+        }
+    }
+}
+
 /* One batch under evaluation: candidates and their live searches. */
 typedef struct batch {
     int n;
-    se_candidate *cand[64];
-    se_candidate_eval eval[64];
-    bool started[64]; /* eval initialised */
-    bool alive[64];   /* gets the next round */
-    bool done[64];    /* completed the current round */
-    as_status status[64];
-    as_code code[64];
+    se_candidate *cand[SE_MAX_BATCH];
+    se_candidate_eval eval[SE_MAX_BATCH];
+    bool started[SE_MAX_BATCH]; /* eval initialised */
+    bool alive[SE_MAX_BATCH];   /* gets the next round */
+    bool done[SE_MAX_BATCH];    /* completed the current round */
+    as_status status[SE_MAX_BATCH];
+    as_code code[SE_MAX_BATCH];
 } batch;
 
 /* Round `round` of slot i: from the store, or computed and stored. */
@@ -327,7 +386,7 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
 {
     se_candidate *c = b->cand[i];
     as_status *st = &b->status[i];
-    const stored_row *sr = find_row(&r->stored, c->iteration, c->slot, round);
+    const store_row *sr = find_row(&r->stored, c->iteration, c->slot, round);
     if (sr) {
         b->code[i] = take_stored(r, sr, c, st);
         b->done[i] = b->code[i] == AS_OK;
@@ -345,6 +404,8 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
         se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate, &r->sw, st);
     if (b->code[i] == AS_OK)
         b->code[i] = record(r, e, c, round, st);
+    if (b->code[i] == AS_OK && round == n_rounds - 1)
+        keep_results(r, c, e);
     b->done[i] = b->code[i] == AS_OK;
 }
 
@@ -360,7 +421,7 @@ static double slot_value(const run *r, const batch *b, int i, bool auc)
     const se_candidate *c = b->cand[i];
     if (b->started[i])
         return auc ? b->eval[i].sw_auc : b->eval[i].sw_value;
-    const stored_row *sr = find_row(&r->stored, c->iteration, c->slot, c->rounds - 1);
+    const store_row *sr = find_row(&r->stored, c->iteration, c->slot, c->rounds - 1);
     return sr ? (auc ? sr->sw_auc : sr->sw_value) : INFINITY;
 }
 
@@ -392,7 +453,7 @@ static void halve(const run *r, batch *b)
     int m = 0;
     for (int i = 0; i < b->n; i++)
         m += b->alive[i] && b->cand[i]->feasible;
-    bool by_value[64] = {0}, by_auc[64] = {0};
+    bool by_value[SE_MAX_BATCH] = {0}, by_auc[SE_MAX_BATCH] = {0};
     mark_best(r, b, false, (m + 1) / 2, by_value);
     mark_best(r, b, true, (m + 3) / 4, by_auc);
     for (int i = 0; i < b->n; i++)
@@ -406,6 +467,7 @@ static as_code evaluate_batch(run *r, batch *b, int n_rounds, bool *interrupted,
     *interrupted = false;
     for (int i = 0; i < b->n; i++)
         b->alive[i] = true;
+    reserve_kept(r); /* before the threads: they write r->kept[their candidate] */
     as_code code = AS_OK;
     for (int round = 0; round < n_rounds && code == AS_OK && !*interrupted; round++) {
         memset(b->done, 0, sizeof b->done);
@@ -488,6 +550,7 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
     out->n_front = n_front;
     free(y);
     free(index);
+    prune_kept(r);
     return AS_OK;
 }
 
@@ -538,18 +601,13 @@ static as_code close_iteration(run *r, int64_t iteration, int64_t evaluations, a
     if (code != AS_OK)
         return code;
     se_result *out = r->out;
-    if (out->n_curve == r->cap_curve) {
-        int64_t cap = r->cap_curve ? 2 * r->cap_curve : 64;
-        int64_t *ev = realloc(out->curve_evaluations, (size_t)cap * sizeof *ev);
-        if (ev)
-            out->curve_evaluations = ev;
-        double *hvs = realloc(out->curve_hypervolume, (size_t)cap * sizeof *hvs);
-        if (hvs)
-            out->curve_hypervolume = hvs;
-        if (!ev || !hvs)
-            return as_fail(st, AS_ENOMEM, "out of memory for the hypervolume curve");
-        r->cap_curve = cap;
-    }
+    int64_t cap_ev = r->cap_curve, cap_hv = r->cap_curve;
+    if (!as_vec_reserve(&out->curve_evaluations, &cap_ev, out->n_curve + 1,
+                        sizeof *out->curve_evaluations) ||
+        !as_vec_reserve(&out->curve_hypervolume, &cap_hv, out->n_curve + 1,
+                        sizeof *out->curve_hypervolume))
+        return as_fail(st, AS_ENOMEM, "out of memory for the hypervolume curve");
+    r->cap_curve = cap_ev; /* both arrays hold at least this many now */
     out->curve_evaluations[out->n_curve] = evaluations;
     out->curve_hypervolume[out->n_curve++] = hv;
     if (!r->db || iteration <= r->last_front_iteration)
@@ -612,7 +670,7 @@ static as_code run_baseline(run *r, bool *interrupted, as_status *st)
 static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n, bool *interrupted,
                              as_status *st)
 {
-    se_point points[64];
+    se_point points[SE_MAX_BATCH];
     as_code code = se_engine_propose(engine, n, points, st);
     if (code != AS_OK)
         return code;
@@ -637,7 +695,7 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
     int n_rounds = r->o->algo == SE_ALGO_CASCO ? r->rounds : 1;
     if (code == AS_OK)
         code = evaluate_batch(r, b, n_rounds, interrupted, st);
-    se_observation obs[64];
+    se_observation obs[SE_MAX_BATCH];
     for (int i = 0; i < n && code == AS_OK && !*interrupted; i++) {
         se_candidate *c = b->cand[i];
         maybe_set_reference(r, c);
@@ -650,7 +708,11 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
     return code;
 }
 
-/* The chosen design on every workload, training and validation. */
+/* The chosen design on every workload, training and validation: the
+ * training workloads' results as the search kept them when it brought
+ * the design to the full budget in this process, otherwise (validation
+ * workloads, a design read back from the store or halved out early) from
+ * a search of that workload alone, which gives the same numbers. */
 static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workloads, as_status *st)
 {
     se_result *out = r->out;
@@ -659,11 +721,23 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         return as_fail(st, AS_ENOMEM, "out of memory for the chosen design's results");
     out->n_workloads = n_workloads;
     const se_candidate *chosen = &out->candidates[out->chosen];
+    kept_result *kept = out->chosen < r->cap_kept ? r->kept[out->chosen] : NULL;
     as_code code = AS_OK;
-    for (int k = 0; k < n_workloads && code == AS_OK; k++) {
+    for (int k = 0, train = 0; k < n_workloads && code == AS_OK; k++) {
         se_workload_result *w = &out->chosen_results[k];
         w->name = workloads[k].model;
         w->validation = workloads[k].validation;
+        if (kept && !w->validation) { /* searched to the full budget already */
+            int t = train++;
+            w->feasible = true;
+            w->metrics = kept->metrics[t];
+            w->graph = kept->graph[t];
+            w->plan = kept->plan[t];
+            w->cost = kept->cost[t];
+            memset(&kept->plan[t], 0, sizeof kept->plan[t]);
+            memset(&kept->cost[t], 0, sizeof kept->cost[t]);
+            continue;
+        }
         se_candidate_eval e;
         code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
         if (code == AS_OK)
@@ -697,16 +771,16 @@ static as_code check_options(const se_run_options *o, const se_workload *w, int 
     if (o->budget < 1)
         return as_fail(st, AS_EINVAL, "--budget must be at least 1, not %lld",
                        (long long)o->budget);
-    if (o->batch < 1 || o->batch > 64)
-        return as_fail(st, AS_EINVAL, "--batch must be 1..64, not %d", o->batch);
+    if (o->batch < 1 || o->batch > SE_MAX_BATCH)
+        return as_fail(st, AS_EINVAL, "--batch must be 1..%d, not %d", SE_MAX_BATCH, o->batch);
     if (o->threads < 1)
         return as_fail(st, AS_EINVAL, "--threads must be at least 1, not %d", o->threads);
     if (o->n_objectives < 1 || o->n_objectives > SE_MAX_OBJECTIVES)
         return as_fail(st, AS_EINVAL, "1 to %d objectives, not %d", SE_MAX_OBJECTIVES,
                        o->n_objectives);
-    if (o->sh_rounds < 1 || o->sh_rounds > 8)
-        return as_fail(st, AS_EINVAL, "successive-halving rounds must be 1..8, not %d",
-                       o->sh_rounds);
+    if (o->sh_rounds < 1 || o->sh_rounds > SE_MAX_SH_ROUNDS)
+        return as_fail(st, AS_EINVAL, "successive-halving rounds must be 1..%d, not %d",
+                       SE_MAX_SH_ROUNDS, o->sh_rounds);
     int64_t unit = (int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1);
     if (o->sw_budget < unit)
         return as_fail(st, AS_EINVAL,
@@ -819,7 +893,7 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
         code = se_models_get(r.models, i, 1, &g, &footprint, st);
     }
     if (code == AS_OK)
-        code = fu_mapping_cache_new(&r.sw.shared, st);
+        code = map_cache_new(&r.sw.shared, st);
     if (code == AS_OK)
         code = open_store(&r, workloads, n_workloads, st);
     if (code == AS_OK)
@@ -851,7 +925,10 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
         store_close(r.db);
     }
     free(r.stored.v);
-    fu_mapping_cache_free(r.sw.shared);
+    for (int64_t i = 0; i < r.cap_kept; i++)
+        kept_free(r.kept[i]);
+    free(r.kept);
+    map_cache_free(r.sw.shared);
     out->models = r.models;
     out->seconds = omp_get_wtime() - r.start_seconds;
     return code;

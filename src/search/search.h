@@ -24,6 +24,12 @@
 
 #define SE_MAX_PARAMS 24
 #define SE_MAX_CHOICES 4
+/* Candidates an engine proposes at once (a run's --batch): the engines
+ * and the run keep a batch in fixed arrays of this size. */
+#define SE_MAX_BATCH 64
+/* Successive-halving rounds of a CASCO run (the first round's budget is
+ * the full budget over 2^(rounds - 1)). */
+#define SE_MAX_SH_ROUNDS 8
 #define SE_NAME_BYTES 40
 
 /*
@@ -160,15 +166,9 @@ typedef enum se_objective {
 const char *se_objective_name(se_objective o); /* "latency", ..., "perf_per_tdp" */
 bool se_objective_parse(const char *s, se_objective *out);
 
-/* What a candidate achieved (training workloads aggregated). */
-typedef struct se_metrics {
-    double latency_s;
-    double energy_pJ;
-    double area_mm2;
-    double power_W; /* TDP */
-    double edp_Js;
-    double perf_per_tdp; /* inferences / s / W */
-} se_metrics;
+/* What a candidate achieved (training workloads aggregated): core's
+ * as_metrics, the one definition the run store can hold as well. */
+typedef as_metrics se_metrics;
 
 /* The minimised value of objective o for m. */
 double se_metrics_objective(const se_metrics *m, se_objective o);

@@ -28,10 +28,10 @@ as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out,
 
 /* What the software search of a candidate is given. */
 typedef struct se_sw_options {
-    uint64_t seed;            /* the run's; mixed with the point */
-    int64_t chunk;            /* fusion plans per search step (the step schedule) */
-    int64_t map_budget;       /* mappings per distinct tile problem */
-    fu_mapping_cache *shared; /* mapper results across candidates (may be NULL) */
+    uint64_t seed;      /* the run's; mixed with the point */
+    int64_t chunk;      /* fusion plans per search step (the step schedule) */
+    int64_t map_budget; /* mappings per distinct tile problem */
+    map_cache *shared;  /* mapper results across candidates (may be NULL) */
 } se_sw_options;
 
 /*
@@ -72,6 +72,11 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
 as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
                              const se_sw_options *o, as_status *st);
 void se_candidate_release(se_candidate_eval *c);
+/* Workload k's metrics alone, exactly as a candidate evaluated on k only
+ * would report them (the design's area and power, the per-inference
+ * latency, energy and EDP of its plan combined as one workload). */
+void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggregate agg,
+                                   se_metrics *out);
 /* The metrics of one workload's plan cost on c's design (per inference). */
 void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se_metrics *out);
 

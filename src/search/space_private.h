@@ -1,9 +1,10 @@
 /*
- * space_private.h -- what space.c (the templates, points and decoding)
- * and space_yaml.c (the file format) share: each template's parameter
- * table, and the checks that both the file reader (which names file, line
- * and key) and se_space_finish (for spaces built in code) apply, so that
- * the two can never disagree about what a valid space is.
+ * space_private.h -- what templates.c (the templates), space.c (points
+ * and decoding) and space_yaml.c (the file format) share: each
+ * template's parameter table, and the checks that both the file reader
+ * (which names file, line and key) and se_space_finish (for spaces built
+ * in code) apply, so that the two can never disagree about what a valid
+ * space is.
  */
 #ifndef AS_SPACE_PRIVATE_H
 #define AS_SPACE_PRIVATE_H
@@ -32,6 +33,10 @@ typedef struct se_template_def {
     const char *baseline_name;
     int n_params;
     const se_template_param *param;
+    /* The design of `value` (one per template parameter, in table order)
+     * into a, and the budgets the template's setting imposes. */
+    void (*build)(const se_space *s, const int64_t *value, arch_spec *a);
+    void (*limits)(se_constraints *c);
 } se_template_def;
 
 /* The template of kind (NULL for a value outside the enum), or by its

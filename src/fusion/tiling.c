@@ -1,0 +1,408 @@
+/*
+ * tiling.c -- the cost of a fused group at each tile shape and halo mode,
+ * and the choice among them (group.c gives the overview of the model,
+ * region.c the tiles and regions counted here).
+ *
+ * Halos (DeFiNES).  Tiles run row band by row band, left to right.  Per
+ * tensor and axis: `sum` = the lengths of its regions over the tiles (each
+ * tile producing its own), `union` = the new part of each region (what is
+ * left when what earlier tiles produced is kept).  Positions computed (of
+ * a produced tensor) or read from DRAM (of an external input):
+ *   recompute:  sum_rows   x sum_cols
+ *   cache rows: union_rows x sum_cols   (the rows shared with the band
+ *               above are kept in line buffers across the whole width;
+ *               the columns shared with the left neighbour are recomputed)
+ *   cache all:  union_rows x union_cols
+ * Cached halo words per tensor read in the group: cache rows keeps
+ * overlap_rows x union_cols positions, cache all also overlap_cols x
+ * tile_rows; overlaps are the largest over the tiles.
+ *
+ * On-chip footprint (the on-chip level: fu_cost_options.onchip_level, by
+ * default the outermost level that is not DRAM): words, at that level's
+ * word_bits, of every member weight (resident), of one tile region of
+ * every tensor the group touches (external inputs, intermediates, outputs
+ * -- all live at once: a conservative bound), and of the cached halos;
+ * times the level's multiple_buffering.  Capacity = size_words x
+ * instances (size_words being the sum of a per-data-space split, if any).
+ * When it does not fit with the weights resident, the weights
+ * are streamed: they leave the footprint and are read from DRAM once per
+ * tile.  When it does not fit either way the tile is invalid.
+ *
+ * DRAM (at each tensor's storage precision): external inputs as above,
+ * outputs that leave the group once, weights once (resident) or once per
+ * tile.  DRAM energy = bytes x 8 x pJ/bit.
+ *
+ * Members.  A compute member is mapped on its tile problem (the largest
+ * tile's output region: P x Q of a conv, P (and M of a rank-4 output) of
+ * a matmul) by the mapper, DRAM as backing store, mapped once per
+ * distinct problem.  Its on-chip energy is the mapping's energy without
+ * the DRAM level's share (that level's accesses, leakage and network
+ * from it: the group's DRAM traffic replaces them), and its cycles the
+ * mapping's compute and on-chip level cycles, both scaled by the MACs it
+ * executes (recomputed halos included) over the tile problem's MACs.
+ * Other members are the vector unit of network.c: its work scaled the
+ * same way, at one MAC's energy, no DRAM round trip.
+ *
+ * Group cycles = max(sum of the members' cycles, DRAM bytes / DRAM
+ * bandwidth): with double buffering the next tile's transfers overlap
+ * this tile's compute.  Energy = on-chip (recompute included) + DRAM.
+ * The tile and halo mode with the least energy x cycles win.  Mapping is
+ * the expensive part, so only some shapes are mapped: the largest tile
+ * that fits, and the MAPPED_TILE_SHAPES best by an estimate (DRAM energy
+ * + one MAC's energy per MAC executed, times max(MACs at peak rate, DRAM
+ * cycles)).
+ */
+#include "fusion_private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tile shapes mapped per group besides the largest tile that fits: the
+ * best by estimate.  The largest is always mapped too, because the
+ * estimate does not see how small tiles use the array. */
+#define MAPPED_TILE_SHAPES 4
+/* Candidate tile sizes per axis: powers of two up to 2^30, and the whole. */
+#define MAX_AXIS_SIZES 32
+/* Halo modes, each costed for every tile shape (fu_halo_mode). */
+#define N_HALO_MODES (FU_HALO_CACHE_ALL + 1)
+
+/* ------------------------------------------------------------ tiling */
+
+/* Counts of one tile shape and halo mode, before mapping. */
+typedef struct tiling {
+    fu_tile tile;
+    int64_t n_tiles, tiles[2];
+    fu_halo_mode halo;
+    bool weights_resident;
+    bool fits;
+    int64_t onchip_bytes;
+    int64_t dram_bytes;
+    int64_t weight_dram_bytes;
+    double estimate; /* for choosing which shapes to map */
+} tiling;
+
+/* Positions of tensor t produced (or read from DRAM) under halo mode h. */
+static int64_t positions(const fu_gtensor *t, fu_halo_mode h)
+{
+    int64_t rows = h == FU_HALO_RECOMPUTE ? t->sum[0] : t->uni[0];
+    int64_t cols = h == FU_HALO_CACHE_ALL ? t->uni[1] : t->sum[1];
+    return rows * cols;
+}
+
+/* The halo words of tensor t kept on chip under mode h (none unless a
+ * member reads t). */
+static int64_t halo_words(const fu_gtensor *t, fu_halo_mode h)
+{
+    if (h == FU_HALO_RECOMPUTE || !t->read_inside)
+        return 0;
+    int64_t words = t->overlap[0] * t->uni[1];
+    if (h == FU_HALO_CACHE_ALL)
+        words += t->overlap[1] * t->max_len[0];
+    return words * t->per_position;
+}
+
+/* Bytes of `elements` of tensor t at its storage precision. */
+static int64_t tensor_bytes_of(const wl_graph *g, int32_t t, int64_t elements)
+{
+    int bits = g->tensors[t].bits > 0 ? g->tensors[t].bits : 8;
+    return (elements * bits + 7) / 8;
+}
+
+/* MACs (or vector work) member m executes under mode h: its useful work
+ * scaled by the positions it computes over its output's positions. */
+static double executed_work(const fu_group *gr, const fu_member *m, fu_halo_mode h)
+{
+    const fu_gtensor *out = &gr->t[m->out];
+    double all = (double)out->extent[0] * (double)out->extent[1];
+    return (double)m->macs * (double)positions(out, h) / all;
+}
+
+/* Counts of mode h for the axes already walked: footprint against the
+ * on-chip level, DRAM bytes, and the estimate used to pick shapes. */
+static void count_tiling(const fu_group *gr, tiling *tl)
+{
+    const fu_evaluator *e = gr->e;
+    const wl_graph *g = e->g;
+    const arch_level *L = &e->a.level[e->onchip];
+    int64_t tile_words = 0, halo = 0, dram = 0;
+    for (int32_t i = 0; i < gr->n_t; i++) {
+        const fu_gtensor *t = &gr->t[i];
+        tile_words += t->max_len[0] * t->max_len[1] * t->per_position;
+        halo += halo_words(t, tl->halo);
+        if (t->producer < 0)
+            dram += tensor_bytes_of(g, t->t, positions(t, tl->halo) * t->per_position);
+        else if (t->leaves && wl_tensor_bytes(&g->tensors[t->t]) > 0)
+            dram += wl_tensor_bytes(&g->tensors[t->t]);
+    }
+    double buffering = L->multiple_buffering >= 1 ? L->multiple_buffering : 1;
+    double capacity = L->size_words > 0 ? (double)L->size_words * (double)L->instances : INFINITY;
+    double with = buffering * (double)(gr->weight_words + tile_words + halo);
+    double without = buffering * (double)(tile_words + halo);
+    tl->weights_resident = with <= capacity;
+    tl->fits = without <= capacity;
+    tl->onchip_bytes = fu_bytes_of_words(tl->weights_resident ? with : without, L->word_bits);
+    tl->weight_dram_bytes = gr->weight_bytes * (tl->weights_resident ? 1 : tl->n_tiles);
+    tl->dram_bytes = dram + tl->weight_dram_bytes;
+
+    double work = 0;
+    for (int32_t i = 0; i < gr->n; i++)
+        work += executed_work(gr, &gr->m[i], tl->halo);
+    double energy = map_dram_pJ(&e->a, tl->dram_bytes) + work * e->a.compute.mac_pJ;
+    double peak = map_peak_macs_per_cycle(&e->a);
+    double cycles =
+        fmax(work / (peak > 0 ? peak : 1), (double)map_dram_cycles(&e->a, tl->dram_bytes));
+    tl->estimate = energy * cycles;
+}
+
+/* Candidate tile sizes along an axis of `extent`: powers of two below it,
+ * then the whole extent; returns how many. */
+static int axis_sizes(int64_t extent, bool whole_only, int64_t *sizes)
+{
+    int n = 0;
+    for (int64_t s = 1; !whole_only && s < extent && n < MAX_AXIS_SIZES - 1; s *= 2)
+        sizes[n++] = s;
+    sizes[n++] = extent > 0 ? extent : 1;
+    return n;
+}
+
+/* ------------------------------------------------------- member costs */
+
+/* The tile problem of compute member m: its output's largest region. */
+static wl_problem tile_problem(const fu_group *gr, const fu_member *m)
+{
+    wl_problem p = m->problem;
+    const fu_gtensor *out = &gr->t[m->out];
+    const wl_tensor *y = &gr->e->g->tensors[out->t];
+    if (p.kind == WL_PROBLEM_CONV || p.kind == WL_PROBLEM_DEPTHWISE) {
+        if (y->rank == 4) {
+            p.bound[WL_DIM_P] = out->max_len[0];
+            p.bound[WL_DIM_Q] = out->max_len[1];
+        }
+    } else if (p.kind == WL_PROBLEM_MATMUL || p.kind == WL_PROBLEM_BATCHED_MATMUL) {
+        if (out->max_len[0] < out->extent[0] && p.bound[WL_DIM_P] == out->extent[0])
+            p.bound[WL_DIM_P] = out->max_len[0];
+        if (y->rank == 4 && out->max_len[1] < out->extent[1] && p.bound[WL_DIM_M] == out->extent[1])
+            p.bound[WL_DIM_M] = out->max_len[1];
+    }
+    return p;
+}
+
+/* On-chip energy and cycles of one run of a tile mapping: without the
+ * DRAM level's accesses, leakage and network (see the top). */
+static void onchip_share(const fu_evaluator *e, const map_eval *ev, double *energy_pJ,
+                         double *cycles)
+{
+    *energy_pJ = ev->energy_pJ;
+    *cycles = (double)ev->compute_cycles;
+    for (int l = 0; l < e->a.n_levels; l++) {
+        if (l == e->dram) {
+            *energy_pJ -= ev->level[l].energy_pJ;
+            for (int ds = 0; ds < WL_NDATASPACES; ds++)
+                *energy_pJ -= ev->level[l].net[ds].energy_pJ;
+        } else if ((double)ev->level[l].cycles > *cycles) {
+            *cycles = (double)ev->level[l].cycles;
+        }
+    }
+}
+
+/* Full cost of tiling tl (counts done): map the members on their tile
+ * problems and sum.  Invalid (with a reason in c) when a member has no
+ * valid mapping. */
+static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_status *st)
+{
+    fu_evaluator *e = gr->e;
+    double onchip = 0, cycles = 0;
+    int64_t recomputed = 0, useful = 0;
+    memset(c, 0, sizeof *c);
+    for (int32_t i = 0; i < gr->n; i++) {
+        const fu_member *m = &gr->m[i];
+        double work = executed_work(gr, m, tl->halo);
+        if (!m->compute) {
+            onchip += work * e->a.compute.mac_pJ;
+            cycles += ceil(work / map_vector_lanes(&e->a));
+            continue;
+        }
+        wl_problem p = tile_problem(gr, m);
+        const map_problem_outcome *me;
+        as_code code = fu_mapped_problem(e, &p, &me, st);
+        if (code != AS_OK)
+            return code;
+        if (!me->found) {
+            snprintf(c->reason, sizeof c->reason,
+                     "op %d '%s': no valid mapping of its %lldx%lld tile on %s", m->op,
+                     e->g->ops[m->op].name, (long long)p.bound[WL_DIM_P],
+                     (long long)p.bound[WL_DIM_Q], e->a.name);
+            return AS_OK;
+        }
+        double tile_energy, tile_cycles, tile_macs = (double)wl_problem_macs(&p);
+        onchip_share(e, &me->eval, &tile_energy, &tile_cycles);
+        onchip += tile_energy * work / tile_macs;
+        cycles += ceil(tile_cycles * work / tile_macs);
+        int64_t executed = llround(work);
+        useful += m->macs;
+        const fu_gtensor *out = &gr->t[m->out];
+        double produced = (double)out->uni[0] * (double)out->uni[1] /
+                          ((double)out->extent[0] * (double)out->extent[1]);
+        int64_t needed = llround((double)m->macs * produced);
+        recomputed += executed > needed ? executed - needed : 0;
+    }
+    c->valid = true;
+    c->tile = tl->tile;
+    c->halo = tl->halo;
+    c->n_tiles = tl->n_tiles;
+    c->onchip_bytes = tl->onchip_bytes;
+    c->dram_bytes = tl->dram_bytes;
+    c->macs = useful;
+    c->recomputed_macs = recomputed;
+    c->onchip_energy_pJ = onchip;
+    c->dram_energy_pJ = map_dram_pJ(&e->a, tl->dram_bytes);
+    c->energy_pJ = c->onchip_energy_pJ + c->dram_energy_pJ;
+    /* Double buffering: DRAM transfers of one tile overlap the compute of
+     * another, so the slower of the two sets the pace. */
+    int64_t compute_cycles = (int64_t)cycles;
+    int64_t dram_cycles = map_dram_cycles(&e->a, tl->dram_bytes);
+    c->cycles = compute_cycles > dram_cycles ? compute_cycles : dram_cycles;
+    return AS_OK;
+}
+
+/* Whether cost x beats y: valid first, then energy x cycles, then energy. */
+static bool better(const fu_group_cost *x, const fu_group_cost *y)
+{
+    if (x->valid != y->valid)
+        return x->valid;
+    double ex = x->energy_pJ * (double)x->cycles, ey = y->energy_pJ * (double)y->cycles;
+    if (ex != ey)
+        return ex < ey;
+    return x->energy_pJ < y->energy_pJ;
+}
+
+/* qsort order of tilings: fitting ones first, then by estimate. */
+static int by_estimate(const void *x, const void *y)
+{
+    const tiling *a = x, *b = y;
+    if (a->fits != b->fits)
+        return a->fits ? -1 : 1;
+    return a->estimate < b->estimate ? -1 : a->estimate > b->estimate;
+}
+
+/* Walk both axes for one tile shape and count its halo modes into
+ * out[0 .. N_HALO_MODES). */
+static void count_shape(fu_group *gr, int64_t rows, int64_t cols, tiling *out)
+{
+    const fu_gtensor *anchor = &gr->t[gr->m[gr->n - 1].out];
+    fu_walk_axis(gr, 0, rows);
+    fu_walk_axis(gr, 1, cols);
+    for (int h = 0; h < N_HALO_MODES; h++) {
+        tiling *tl = &out[h];
+        memset(tl, 0, sizeof *tl);
+        tl->tile = (fu_tile){rows, cols};
+        tl->tiles[0] = (anchor->extent[0] + rows - 1) / rows;
+        tl->tiles[1] = (anchor->extent[1] + cols - 1) / cols;
+        tl->n_tiles = tl->tiles[0] * tl->tiles[1];
+        tl->halo = (fu_halo_mode)h;
+        count_tiling(gr, tl);
+    }
+}
+
+/* The fitting tile shape of largest area (fewest tiles); there is one. */
+static fu_tile largest_fitting(const tiling *cand, int n_cand)
+{
+    fu_tile best = {0, 0};
+    for (int i = 0; i < n_cand; i++)
+        if (cand[i].fits && cand[i].tile.rows * cand[i].tile.cols > best.rows * best.cols)
+            best = cand[i].tile;
+    return best;
+}
+
+/* No candidate fits the on-chip level: record the smallest footprint
+ * among cand[0 .. n_cand) in c, and say so. */
+static void explain_no_fit(const fu_evaluator *e, const tiling *cand, int n_cand, fu_group_cost *c)
+{
+    const arch_level *L = &e->a.level[e->onchip];
+    int64_t smallest = cand[0].onchip_bytes;
+    for (int i = 1; i < n_cand; i++)
+        if (cand[i].onchip_bytes < smallest)
+            smallest = cand[i].onchip_bytes;
+    c->onchip_bytes = smallest;
+    snprintf(
+        c->reason, sizeof c->reason, "footprint of %lld bytes at best does not fit %s (%lld bytes)",
+        (long long)smallest, L->name,
+        (long long)fu_bytes_of_words((double)L->size_words * (double)L->instances, L->word_bits));
+}
+
+/* The fused cost of a group of two or more ops (see the top), over every
+ * tile shape and halo mode, or only tile *only in mode only_halo. */
+as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_tile *only,
+                      fu_halo_mode only_halo, fu_group_cost *best, as_status *st)
+{
+    fu_group gr;
+    as_code code = fu_group_init(&gr, e, ops, n, st);
+    tiling *cand = NULL;
+    memset(best, 0, sizeof *best);
+    if (code == AS_OK && e->onchip < 0) {
+        snprintf(best->reason, sizeof best->reason, "%s has no on-chip level to fuse in",
+                 e->a.name);
+        fu_group_free(&gr);
+        return AS_OK;
+    }
+    int64_t rows[MAX_AXIS_SIZES], cols[MAX_AXIS_SIZES];
+    int n_rows = 0, n_cols = 0, n_cand = 0;
+    if (code == AS_OK) {
+        const fu_gtensor *anchor = &gr.t[gr.m[n - 1].out];
+        bool matmul_anchor = gr.m[n - 1].compute && gr.m[n - 1].problem.kind != WL_PROBLEM_CONV &&
+                             gr.m[n - 1].problem.kind != WL_PROBLEM_DEPTHWISE;
+        n_rows = axis_sizes(anchor->extent[0], false, rows);
+        n_cols = axis_sizes(anchor->extent[1], matmul_anchor, cols);
+        if (only) {
+            n_rows = n_cols = 1;
+            rows[0] =
+                only->rows > 0 && only->rows < anchor->extent[0] ? only->rows : anchor->extent[0];
+            cols[0] =
+                only->cols > 0 && only->cols < anchor->extent[1] ? only->cols : anchor->extent[1];
+        }
+        cand = malloc((size_t)(n_rows * n_cols * N_HALO_MODES) * sizeof *cand);
+        if (!cand)
+            code = as_fail(st, AS_ENOMEM, "out of memory for tile candidates");
+    }
+    for (int r = 0; code == AS_OK && r < n_rows; r++)
+        for (int k = 0; k < n_cols; k++, n_cand += N_HALO_MODES)
+            count_shape(&gr, rows[r], cols[k], &cand[n_cand]);
+    if (code == AS_OK && only) {
+        cand[0] = cand[only_halo];
+        n_cand = 1;
+    }
+    if (code == AS_OK) {
+        qsort(cand, (size_t)n_cand, sizeof *cand, by_estimate);
+        if (n_cand > 0 && !cand[0].fits)
+            explain_no_fit(e, cand, n_cand, best);
+    }
+    /* Map the best-estimated shapes; every halo mode of a shape shares
+     * its tile problems. */
+    fu_tile mapped[MAPPED_TILE_SHAPES + 1], walked = {0, 0};
+    int n_mapped = 0;
+    if (code == AS_OK && n_cand > 0 && cand[0].fits)
+        mapped[n_mapped++] = largest_fitting(cand, n_cand);
+    for (int i = 0; code == AS_OK && i < n_cand && cand[i].fits; i++) {
+        bool known = false;
+        for (int j = 0; j < n_mapped && !known; j++)
+            known = mapped[j].rows == cand[i].tile.rows && mapped[j].cols == cand[i].tile.cols;
+        if (!known && n_mapped == MAPPED_TILE_SHAPES + 1)
+            continue;
+        if (!known)
+            mapped[n_mapped++] = cand[i].tile;
+        if (walked.rows != cand[i].tile.rows || walked.cols != cand[i].tile.cols) {
+            walked = cand[i].tile; /* this shape's regions, for its tile problems */
+            fu_walk_axis(&gr, 0, walked.rows);
+            fu_walk_axis(&gr, 1, walked.cols);
+        }
+        fu_group_cost c;
+        code = cost_tiling(&gr, &cand[i], &c, st);
+        if (code == AS_OK && (better(&c, best) || (!best->valid && !c.valid)))
+            *best = c;
+    }
+    free(cand);
+    fu_group_free(&gr);
+    return code;
+}
