@@ -197,6 +197,28 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
 
 static volatile int interrupted;
 
+/* The precision conversion of the layer-by-layer baseline, warned about
+ * with map's warning: the fusion library does not report it, so the
+ * layers are costed once more by map_network_evaluate, the costing the
+ * baseline's singleton groups share, which finds every mapping in the
+ * cache the baseline filled (co->shared_mappings): no search runs again.
+ * A failure here only loses the warning; the plans' costs say the rest. */
+static void warn_baseline_narrowing(const wl_graph *g, const arch_spec *a,
+                                    const fu_cost_options *co)
+{
+    map_network_options no;
+    map_network_options_default(&no);
+    memcpy(&no.search, &co->search, sizeof no.search); /* the cache key hashes its bytes */
+    no.budget_per_problem = co->budget_per_problem;
+    no.cache = co->shared_mappings;
+    map_network_result r;
+    as_status st;
+    as_status_clear(&st);
+    if (map_network_evaluate(g, a, &no, &r, &st) == AS_OK)
+        cli_warn_narrowing(&r);
+    map_network_free(&r);
+}
+
 int cli_fuse(int argc, char **argv)
 {
     fuse_options o = {0};
@@ -228,6 +250,8 @@ int cli_fuse(int argc, char **argv)
         as_fail(&st, AS_ENOMEM, "out of memory");
         goto failed;
     }
+    if (map_cache_new(&co.shared_mappings, &st) != AS_OK)
+        goto failed;
     if (cli_load_design(&o.design, a, &g, &st) != AS_OK)
         goto failed;
     ops = malloc(((size_t)g->n_ops + 1) * sizeof *ops);
@@ -236,8 +260,10 @@ int cli_fuse(int argc, char **argv)
         goto failed;
     }
     if (fu_evaluator_new(&e, g, a, &co, &st) != AS_OK || fu_plan_init(&baseline, g, &st) != AS_OK ||
-        fu_plan_evaluate(e, &baseline, &base_cost, &st) != AS_OK ||
-        fu_search_init(&s, e, &o.search, &st) != AS_OK)
+        fu_plan_evaluate(e, &baseline, &base_cost, &st) != AS_OK)
+        goto failed;
+    warn_baseline_narrowing(g, a, &co);
+    if (fu_search_init(&s, e, &o.search, &st) != AS_OK)
         goto failed;
     cli_catch_interrupt(&interrupted);
     cli_progress progress;
@@ -267,6 +293,7 @@ done:
     fu_plan_free(&baseline);
     fu_search_free(s);
     fu_evaluator_free(e);
+    map_cache_free(co.shared_mappings);
     wl_graph_free(g);
     free(ops);
     free(a);
