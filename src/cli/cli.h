@@ -244,6 +244,10 @@ void cli_print_mapping(const arch_spec *a, const char (*dim_names)[16], const ma
 void cli_json_mapping(cli_json *j, const arch_spec *a, const char (*dim_names)[16],
                       const map_mapping *m);
 
+/* Wall-clock seconds from an arbitrary start (progress.c), for the
+ * "seconds" a command reports and eval's evaluations per second. */
+double cli_seconds_now(void);
+
 /* Progress on a terminal (progress.c): silent when stderr is not one. */
 typedef struct cli_progress {
     const char *label;

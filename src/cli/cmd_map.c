@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 typedef struct map_cli_options {
     cli_design_args design; /* --arch, --model and the model's options */
@@ -110,13 +109,6 @@ static void apply_search_options(const map_cli_options *o, map_search_options *s
         s->allow_padding = false;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static volatile int interrupted;
 
 /* Write DIR/NAME.yaml (architecture, problem, mapping) with its energy and
@@ -178,13 +170,13 @@ static int map_single(const cli_command *cmd, const map_cli_options *o)
         c->options.algorithm = MAP_ALGO_HEURISTIC;
     }
     apply_search_options(o, &c->options);
-    double start = seconds_now();
+    double start = cli_seconds_now();
     if (map_search_init(&s, &c->model.arch, &c->model.problem, &c->options, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;
     }
     run_search(s, c->options.search_size);
-    double seconds = seconds_now() - start;
+    double seconds = cli_seconds_now() - start;
     if (!map_search_best(s, &c->model.mapping, e, &c->model.problem)) {
         rc = cli_failf(cmd, CLI_EXIT_FAILURE, "no_mapping",
                        "%s: no valid mapping found (%lld evaluated)", files[0],
@@ -383,7 +375,7 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
     cli_progress_init(&progress, "mapping layers");
     no.progress = network_progress;
     no.progress_user = &progress;
-    double start = seconds_now();
+    double start = cli_seconds_now();
     as_code code = map_network_evaluate(g, a, &no, &r, &st);
     cli_progress_end(&progress);
     if (code != AS_OK) {
@@ -400,7 +392,7 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
         goto done;
     }
     if (o->json)
-        print_network_json(g, a, &r, seconds_now() - start);
+        print_network_json(g, a, &r, cli_seconds_now() - start);
     else
         print_network_table(g, &r);
 done:
