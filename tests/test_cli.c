@@ -478,6 +478,31 @@ static void test_fuse(void **state)
     }
 }
 
+/* fp32 tensors on Eyeriss's 16-bit words: map and fuse say the same one
+ * line about the conversion (AlexNet: five convolutions, three Gemms), and
+ * neither says it at fp16. */
+static void test_narrowing_warning(void **state)
+{
+    (void)state;
+    const char *want = "accelsearch: warning: 8 layers keep 32-bit tensors in 16-bit words on "
+                       "chip: narrowed to the words there, 32 bits in DRAM";
+    const char *runs[] = {"map --arch eyeriss --model alexnet --map-budget 64 --json",
+                          "fuse --arch eyeriss --model alexnet --algo none --map-budget 64 --json"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[256];
+        for (int fp16 = 0; fp16 < 2; fp16++) {
+            snprintf(args, sizeof args, "%s%s", runs[i], fp16 ? " --precision fp16" : "");
+            run_result r;
+            run(&r, args);
+            if (r.status != 0)
+                fail_msg("'accelsearch %s' exited %d: %s", args, r.status, r.err);
+            if (fp16 ? strstr(r.err, "warning") != NULL : strstr(r.err, want) == NULL)
+                fail_msg("'accelsearch %s': stderr %s", args, r.err);
+            free(r.out);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_arch_commands),      cmocka_unit_test(test_eval),
         cmocka_unit_test(test_map_single_problem), cmocka_unit_test(test_map_network),
         cmocka_unit_test(test_map_interrupted),    cmocka_unit_test(test_fuse),
+        cmocka_unit_test(test_narrowing_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

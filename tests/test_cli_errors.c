@@ -93,8 +93,8 @@ static const cli_case cases[] = {
     {"map --arch=eyeriss --model=alexnet --layer=features.0 --map-budget=20 --precision=fp16 "
      "--json",
      0, OUT, "\"totals\": {"},
-    {"fuse --arch=eyeriss --model=alexnet --algo=none --map-budget=20 --json", 0, OUT,
-     "\"baseline\": {"},
+    {"fuse --arch=eyeriss --model=alexnet --algo=none --map-budget=20 --precision=fp16 --json", 0,
+     OUT, "\"baseline\": {"},
     {"search --hw-budget=0", 2, ERR, "--hw-budget wants an integer from 1 to 1000000, got '0'"},
     {"arch show --json eyeriss", 0, OUT, "\"peak_power_W\": "},
     {"zoo list --json", 0, OUT, "\"family\": "},
@@ -282,7 +282,7 @@ static void test_allow_unknown_ops(void **state)
     const char *commands[][2] = {
         {"model info", ""},
         {"map --arch eyeriss --model", "--layer features.0 --map-budget 20 --precision fp16"},
-        {"fuse --arch eyeriss --model", "--algo none --map-budget 20"},
+        {"fuse --arch eyeriss --model", "--algo none --map-budget 20 --precision fp16"},
         {"search --model", "--hw-budget 1 --batch 1 --plan-budget 8 --sh-rounds 1 --map-budget 1 "
                            "--no-db"},
     };

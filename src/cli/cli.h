@@ -189,11 +189,52 @@ int cli_add_model_options(cli_option *options, cli_model_args *m, bool with_batc
 as_code cli_load_model(const char *model, const cli_model_args *m, wl_graph **out, as_status *st);
 /* The --precision asked for into *p; false when none was. */
 bool cli_precision(const cli_model_args *m, wl_precision *p);
+/* The name shown for op o of g: the node's, or its first output's when the
+ * source left the node unnamed (ONNX allows it). */
+const char *cli_layer_name(const wl_graph *g, int32_t o);
+
+/* The options of commands that cost a model on an architecture (map and
+ * fuse): --arch, --model and the model's loading options. */
+typedef struct cli_design_args {
+    const char *arch;
+    const char *model;
+    cli_model_args load;
+} cli_design_args;
+/* --arch and --model, writing into d, at options[0...]; returns how many
+ * (the model's loading options are cli_add_model_options'). */
+int cli_add_design_options(cli_option *options, cli_design_args *d);
+/* Load d's architecture into *a and its model into *g (with --batch and
+ * --allow-unknown-ops), print the model's warnings and apply --precision:
+ * what map and fuse both start from. */
+as_code cli_load_design(const cli_design_args *d, arch_spec *a, wl_graph **g, as_status *st);
+/* The precision conversion of a layer-by-layer run (network.c's
+ * "Precision"), as one warning on stderr when a layer was narrowed. */
+void cli_warn_narrowing(const map_network_result *r);
 /* The model's warnings, one line per unknown op type (with its count of
  * nodes) rather than one per node. */
 void cli_each_warning(const wl_graph *g, void (*emit)(void *user, const char *warning), void *user);
 /* Those warnings on stderr. */
 void cli_print_warnings(const wl_graph *g);
+
+/* The totals of a whole network's cost, layer by layer (map) or fused
+ * (fuse), shown by one helper so that both say the same thing alike. */
+typedef struct cli_totals {
+    int64_t cycles;
+    double latency_s;
+    double energy_pJ;
+    bool has_energy_split; /* onchip/dram_energy_pJ are shown (fuse) */
+    double onchip_energy_pJ, dram_energy_pJ;
+    double edp_J_cycle;
+    int64_t dram_bytes;
+    double op_intensity; /* 2 * MACs / DRAM bytes */
+} cli_totals;
+/* The JSON object of a result about model g on architecture a, begun,
+ * with its "model" and "arch" members (the caller ends it). */
+void cli_json_begin_design(cli_json *j, const wl_graph *g, const arch_spec *a);
+/* t's members, in one order, into the JSON object open in j. */
+void cli_json_totals_members(cli_json *j, const cli_totals *t);
+/* "key": {component: pJ, ...} of an energy split by map_component. */
+void cli_json_components(cli_json *j, const char *key, const double *energy_pJ);
 
 /* Evaluations and mappings (report.c), shared by eval and map.  dim_names
  * may be NULL (the slots' own names N, G, C, M, P, Q, R, S). */
@@ -202,6 +243,10 @@ void cli_json_eval_members(cli_json *j, const arch_spec *a, const map_eval *e);
 void cli_print_mapping(const arch_spec *a, const char (*dim_names)[16], const map_mapping *m);
 void cli_json_mapping(cli_json *j, const arch_spec *a, const char (*dim_names)[16],
                       const map_mapping *m);
+
+/* Wall-clock seconds from an arbitrary start (progress.c), for the
+ * "seconds" a command reports and eval's evaluations per second. */
+double cli_seconds_now(void);
 
 /* Progress on a terminal (progress.c): silent when stderr is not one. */
 typedef struct cli_progress {

@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mapping/mapping.h"
 
@@ -30,13 +29,6 @@ static void print_eval_json(const arch_spec *a, const map_eval *e, const map_lay
     if (per_second > 0)
         cli_json_double_field(&j, "evaluations_per_second", per_second);
     cli_json_end_object(&j);
-}
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The largest --repeat: a minute or so of evaluations. */
@@ -94,10 +86,10 @@ int cli_eval(int argc, char **argv)
     }
     double per_second = 0;
     if (repeat > 0) {
-        double start = seconds_now();
+        double start = cli_seconds_now();
         for (int64_t r = 0; r < repeat; r++)
             map_evaluate(&c->arch, &c->problem, &c->mapping, e);
-        double elapsed = seconds_now() - start;
+        double elapsed = cli_seconds_now() - start;
         per_second = elapsed > 0 ? (double)repeat / elapsed : 0;
     }
     rc = CLI_EXIT_OK;

@@ -10,12 +10,11 @@
 #include "fusion/fusion.h"
 
 typedef struct fuse_options {
-    const char *arch, *model;
+    cli_design_args design; /* --arch, --model and the model's options */
     fu_search_options search;
     int algo, objective; /* indexes into algo_names, objective_names */
     int64_t plan_budget, old_budget, mapper_budget, seed, threads;
     double time_limit_s;
-    cli_model_args load;
     bool json;
 } fuse_options;
 
@@ -34,8 +33,7 @@ enum { FUSE_MAX_OPTIONS = 16 };
 static cli_command fuse_command(cli_option *options, fuse_options *o)
 {
     int n = 0;
-    options[n++] = cli_arch_option(&o->arch);
-    options[n++] = cli_model_option(&o->model);
+    n += cli_add_design_options(options + n, &o->design);
     options[n++] =
         cli_enum("algo", &o->algo, algo_names, "none (layer by layer), ga (default), dp, ilp");
     options[n++] = cli_enum("objective", &o->objective, objective_names,
@@ -51,7 +49,7 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     options[n++].aliases = old_map_budget;
     options[n++] = cli_seed_option(&o->seed);
     options[n++] = cli_threads_option(&o->threads);
-    n += cli_add_model_options(options + n, &o->load, true);
+    n += cli_add_model_options(options + n, &o->design.load, true);
     options[n++] = cli_json_option(&o->json);
     options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
                          "plans (ga) or seconds (ilp): use --plan-budget or --time-limit");
@@ -77,7 +75,7 @@ static int parse_fuse_options(cli_command *cmd, int argc, char **argv, fuse_opti
     int rc = cli_parse(cmd, argc, argv);
     if (rc != CLI_PARSED)
         return rc;
-    if (!o->arch || !o->model)
+    if (!o->design.arch || !o->design.model)
         return cli_usage_error(cmd, "fuse needs --arch and --model");
     o->search.algorithm = algos[o->algo];
     o->search.objective = objectives[o->objective];
@@ -95,11 +93,6 @@ static int parse_fuse_options(cli_command *cmd, int argc, char **argv, fuse_opti
 }
 
 static const char *const halo_names[] = {"recompute", "cache_rows", "cache_all"};
-
-static const char *layer_label(const wl_graph *g, int32_t o)
-{
-    return g->ops[o].name[0] ? g->ops[o].name : g->tensors[g->ops[o].outputs[0]].name;
-}
 
 /* The ops of group k, in order, into ops[]; returns how many. */
 static int32_t group_ops(const wl_graph *g, const fu_plan *p, int32_t k, int32_t *ops)
@@ -126,8 +119,8 @@ static void print_fuse_table(const wl_graph *g, const fu_plan *p, const fu_plan_
         const fu_group_cost *gc = &c->groups[k];
         int32_t n = group_ops(g, p, k, ops);
         char layers[96], tile[32];
-        snprintf(layers, sizeof layers, n > 1 ? "%.18s..%.18s" : "%.38s", layer_label(g, ops[0]),
-                 layer_label(g, ops[n - 1]));
+        snprintf(layers, sizeof layers, n > 1 ? "%.18s..%.18s" : "%.38s", cli_layer_name(g, ops[0]),
+                 cli_layer_name(g, ops[n - 1]));
         snprintf(tile, sizeof tile, "%lldx%lld", (long long)gc->tile.rows,
                  (long long)gc->tile.cols);
         printf("%5d %-40s %7d %11s %10s %13lld %13lld %14lld %16.1f\n", (int)k, layers, (int)n,
@@ -150,14 +143,15 @@ static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)
 {
     cli_json_key(j, key);
     cli_json_begin_object(j);
-    cli_json_int_field(j, "cycles", c->cycles);
-    cli_json_double_field(j, "latency_s", c->latency_s);
-    cli_json_double_field(j, "energy_pJ", c->energy_pJ);
-    cli_json_double_field(j, "onchip_energy_pJ", c->onchip_energy_pJ);
-    cli_json_double_field(j, "dram_energy_pJ", c->dram_energy_pJ);
-    cli_json_double_field(j, "edp_J_cycle", c->edp_J_cycle);
-    cli_json_int_field(j, "dram_bytes", c->dram_bytes);
-    cli_json_double_field(j, "op_intensity", c->op_intensity);
+    cli_json_totals_members(j, &(cli_totals){.cycles = c->cycles,
+                                             .latency_s = c->latency_s,
+                                             .energy_pJ = c->energy_pJ,
+                                             .has_energy_split = true,
+                                             .onchip_energy_pJ = c->onchip_energy_pJ,
+                                             .dram_energy_pJ = c->dram_energy_pJ,
+                                             .edp_J_cycle = c->edp_J_cycle,
+                                             .dram_bytes = c->dram_bytes,
+                                             .op_intensity = c->op_intensity});
     cli_json_int_field(j, "recomputed_macs", c->recomputed_macs);
     cli_json_int_field(j, "groups", c->n_groups);
     cli_json_end_object(j);
@@ -168,10 +162,7 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
                             int64_t evaluated, int32_t *ops)
 {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    cli_json_string_field(&j, "model", g->name);
-    cli_json_string_field(&j, "arch", a->name);
+    cli_json_begin_design(&j, g, a);
     cli_json_string_field(&j, "algorithm", algo_names[o->algo]);
     cli_json_int_field(&j, "plans_evaluated", evaluated);
     json_totals(&j, "totals", c);
@@ -185,7 +176,7 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
         cli_json_begin_array(&j);
         int32_t n = group_ops(g, p, k, ops);
         for (int32_t i = 0; i < n; i++)
-            cli_json_string(&j, layer_label(g, ops[i]));
+            cli_json_string(&j, cli_layer_name(g, ops[i]));
         cli_json_end_array(&j);
         cli_json_key(&j, "tile");
         cli_json_begin_array(&j);
@@ -206,6 +197,28 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
 
 static volatile int interrupted;
 
+/* The precision conversion of the layer-by-layer baseline, warned about
+ * with map's warning: the fusion library does not report it, so the
+ * layers are costed once more by map_network_evaluate, the costing the
+ * baseline's singleton groups share, which finds every mapping in the
+ * cache the baseline filled (co->shared_mappings): no search runs again.
+ * A failure here only loses the warning; the plans' costs say the rest. */
+static void warn_baseline_narrowing(const wl_graph *g, const arch_spec *a,
+                                    const fu_cost_options *co)
+{
+    map_network_options no;
+    map_network_options_default(&no);
+    memcpy(&no.search, &co->search, sizeof no.search); /* the cache key hashes its bytes */
+    no.budget_per_problem = co->budget_per_problem;
+    no.cache = co->shared_mappings;
+    map_network_result r;
+    as_status st;
+    as_status_clear(&st);
+    if (map_network_evaluate(g, a, &no, &r, &st) == AS_OK)
+        cli_warn_narrowing(&r);
+    map_network_free(&r);
+}
+
 int cli_fuse(int argc, char **argv)
 {
     fuse_options o = {0};
@@ -223,7 +236,6 @@ int cli_fuse(int argc, char **argv)
     fu_plan plan = {0}, baseline = {0};
     fu_plan_cost cost = {0}, base_cost = {0};
     int32_t *ops = NULL;
-    wl_precision precision;
     fu_cost_options co;
     fu_cost_options_default(&co);
     /* A budget bounds random-pruned search; the heuristic has its own end. */
@@ -238,19 +250,20 @@ int cli_fuse(int argc, char **argv)
         as_fail(&st, AS_ENOMEM, "out of memory");
         goto failed;
     }
-    if (arch_load(o.arch, a, &st) != AS_OK || cli_load_model(o.model, &o.load, &g, &st) != AS_OK)
+    if (map_cache_new(&co.shared_mappings, &st) != AS_OK)
         goto failed;
-    cli_print_warnings(g);
-    if (cli_precision(&o.load, &precision))
-        wl_set_precision(g, precision);
+    if (cli_load_design(&o.design, a, &g, &st) != AS_OK)
+        goto failed;
     ops = malloc(((size_t)g->n_ops + 1) * sizeof *ops);
     if (!ops) {
         as_fail(&st, AS_ENOMEM, "out of memory");
         goto failed;
     }
     if (fu_evaluator_new(&e, g, a, &co, &st) != AS_OK || fu_plan_init(&baseline, g, &st) != AS_OK ||
-        fu_plan_evaluate(e, &baseline, &base_cost, &st) != AS_OK ||
-        fu_search_init(&s, e, &o.search, &st) != AS_OK)
+        fu_plan_evaluate(e, &baseline, &base_cost, &st) != AS_OK)
+        goto failed;
+    warn_baseline_narrowing(g, a, &co);
+    if (fu_search_init(&s, e, &o.search, &st) != AS_OK)
         goto failed;
     cli_catch_interrupt(&interrupted);
     cli_progress progress;
@@ -280,6 +293,7 @@ done:
     fu_plan_free(&baseline);
     fu_search_free(s);
     fu_evaluator_free(e);
+    map_cache_free(co.shared_mappings);
     wl_graph_free(g);
     free(ops);
     free(a);

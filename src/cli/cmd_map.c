@@ -8,14 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 typedef struct map_cli_options {
-    const char *arch;
-    const char *model;
+    cli_design_args design; /* --arch, --model and the model's options */
     const char *layer;
     const char *emit_dir;
-    cli_model_args load;
     bool json;
     bool algorithm_set, objective_set, threads_set, seed_set;
     int algorithm; /* index into algorithm_names */
@@ -44,8 +41,7 @@ enum { MAP_MAX_OPTIONS = 16 };
 static cli_command map_command(cli_option *options, map_cli_options *o)
 {
     int n = 0;
-    options[n++] = cli_arch_option(&o->arch);
-    options[n++] = cli_model_option(&o->model);
+    n += cli_add_design_options(options + n, &o->design);
     options[n] = cli_enum("algo", &o->algorithm, algorithm_names, "the mapper (default heuristic)");
     options[n].given = &o->algorithm_set;
     options[n++].aliases = old_algo;
@@ -61,7 +57,7 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
     options[n++].given = &o->threads_set;
     options[n++] = cli_flag("no-padding", &o->no_padding, "do not pad awkward dimensions");
     options[n++] = cli_string("layer", "NAME", &o->layer, "map only this layer of the model");
-    n += cli_add_model_options(options + n, &o->load, true);
+    n += cli_add_model_options(options + n, &o->design.load, true);
     options[n++] = cli_string("emit-timeloop", "DIR", &o->emit_dir,
                               "write each chosen mapping as a timeloop-model input");
     options[n++] = cli_json_option(&o->json);
@@ -87,8 +83,9 @@ static int parse_map_options(cli_command *cmd, int argc, char **argv, map_cli_op
     int rc = cli_parse(cmd, argc, argv);
     if (rc != CLI_PARSED)
         return rc;
-    bool network = o->arch || o->model;
-    if (network ? (!o->arch || !o->model || cmd->n_positional) : cmd->n_positional == 0)
+    bool network = o->design.arch || o->design.model;
+    if (network ? (!o->design.arch || !o->design.model || cmd->n_positional)
+                : cmd->n_positional == 0)
         return cli_usage_error(cmd, "give either INPUT.yaml or both --arch and --model");
     if (!network && cli_is_onnx_path(cmd->positional[0]))
         return cli_usage_error(cmd, "'%s' is an ONNX model: give it as --model, with --arch",
@@ -110,13 +107,6 @@ static void apply_search_options(const map_cli_options *o, map_search_options *s
         s->search_size = o->budget;
     if (o->no_padding)
         s->allow_padding = false;
-}
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static volatile int interrupted;
@@ -180,13 +170,13 @@ static int map_single(const cli_command *cmd, const map_cli_options *o)
         c->options.algorithm = MAP_ALGO_HEURISTIC;
     }
     apply_search_options(o, &c->options);
-    double start = seconds_now();
+    double start = cli_seconds_now();
     if (map_search_init(&s, &c->model.arch, &c->model.problem, &c->options, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;
     }
     run_search(s, c->options.search_size);
-    double seconds = seconds_now() - start;
+    double seconds = cli_seconds_now() - start;
     if (!map_search_best(s, &c->model.mapping, e, &c->model.problem)) {
         rc = cli_failf(cmd, CLI_EXIT_FAILURE, "no_mapping",
                        "%s: no valid mapping found (%lld evaluated)", files[0],
@@ -265,7 +255,7 @@ static void print_network_table(const wl_graph *g, const map_network_result *r)
     for (int32_t i = 0; i < r->n_layers; i++) {
         const map_layer_result *l = &r->layers[i];
         const wl_op *op = &g->ops[l->op];
-        const char *name = op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
+        const char *name = cli_layer_name(g, l->op);
         size_t len = strlen(name);
         printf("%-44s %-18s %14lld %16.1f %6.1f%% %14lld\n", len > 44 ? name + len - 44 : name,
                op->op_type, (long long)l->cycles, l->energy_pJ, 100.0 * l->utilization,
@@ -297,25 +287,17 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
                                double seconds)
 {
     cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    cli_json_string_field(&j, "model", g->name);
-    cli_json_string_field(&j, "arch", a->name);
+    cli_json_begin_design(&j, g, a);
     cli_json_key(&j, "totals");
     cli_json_begin_object(&j);
-    cli_json_int_field(&j, "cycles", r->cycles);
-    cli_json_double_field(&j, "latency_s", r->latency_s);
-    cli_json_double_field(&j, "energy_pJ", r->energy_pJ);
-    cli_json_double_field(&j, "edp_J_cycle", r->edp_J_cycle);
-    cli_json_int_field(&j, "dram_bytes", r->dram_bytes);
-    cli_json_double_field(&j, "op_intensity", r->op_intensity);
+    cli_json_totals_members(&j, &(cli_totals){.cycles = r->cycles,
+                                              .latency_s = r->latency_s,
+                                              .energy_pJ = r->energy_pJ,
+                                              .edp_J_cycle = r->edp_J_cycle,
+                                              .dram_bytes = r->dram_bytes,
+                                              .op_intensity = r->op_intensity});
     cli_json_end_object(&j);
-    cli_json_key(&j, "energy_by_component_pJ");
-    cli_json_begin_object(&j);
-    for (int c = 0; c < MAP_N_COMPONENTS; c++)
-        cli_json_double_field(&j, map_component_name((map_component)c),
-                              r->energy_by_component_pJ[c]);
-    cli_json_end_object(&j);
+    cli_json_components(&j, "energy_by_component_pJ", r->energy_by_component_pJ);
     map_op_type_total by_type[WL_OP_COUNT];
     int n = map_network_by_op_type(g, r, by_type);
     cli_json_key(&j, "by_op_type");
@@ -339,22 +321,16 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
     cli_json_begin_array(&j);
     for (int32_t i = 0; i < r->n_layers; i++) {
         const map_layer_result *l = &r->layers[i];
-        const wl_op *op = &g->ops[l->op];
         cli_json_begin_object(&j);
-        cli_json_string_field(&j, "name", op->name[0] ? op->name : g->tensors[op->outputs[0]].name);
-        cli_json_string_field(&j, "op", op->op_type);
+        cli_json_string_field(&j, "name", cli_layer_name(g, l->op));
+        cli_json_string_field(&j, "op", g->ops[l->op].op_type);
         cli_json_int_field(&j, "problem_class", l->problem_class);
         cli_json_bool_field(&j, "mapped", l->mapped);
         cli_json_int_field(&j, "macs", l->macs);
         cli_json_int_field(&j, "padded_macs", l->padded_macs);
         cli_json_int_field(&j, "cycles", l->cycles);
         cli_json_double_field(&j, "energy_pJ", l->energy_pJ);
-        cli_json_key(&j, "energy_by_component_pJ");
-        cli_json_begin_object(&j);
-        for (int c = 0; c < MAP_N_COMPONENTS; c++)
-            cli_json_double_field(&j, map_component_name((map_component)c),
-                                  l->energy_by_component_pJ[c]);
-        cli_json_end_object(&j);
+        cli_json_components(&j, "energy_by_component_pJ", l->energy_by_component_pJ);
         cli_json_double_field(&j, "utilization", l->utilization);
         cli_json_int_field(&j, "dram_bytes", l->dram_bytes);
         if (l->problem_class >= 0) {
@@ -375,11 +351,9 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
     wl_graph *g = NULL;
     map_network_result r = {0};
     int rc = CLI_EXIT_OK;
-    wl_precision precision;
     if (!a)
         return cli_failf(cmd, CLI_EXIT_FAILURE, "out_of_memory", "out of memory");
-    if (arch_load(o->arch, a, &st) != AS_OK ||
-        cli_load_model(o->model, &o->load, &g, &st) != AS_OK) {
+    if (cli_load_design(&o->design, a, &g, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;
     }
@@ -391,9 +365,6 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
             a->name, a->compute.kind == ARCH_COMPUTE_SYSTOLIC ? "systolic arrays" : "vector units");
         goto done;
     }
-    cli_print_warnings(g);
-    if (cli_precision(&o->load, &precision))
-        wl_set_precision(g, precision);
     map_network_options no;
     map_network_options_default(&no);
     apply_search_options(o, &no.search);
@@ -404,7 +375,7 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
     cli_progress_init(&progress, "mapping layers");
     no.progress = network_progress;
     no.progress_user = &progress;
-    double start = seconds_now();
+    double start = cli_seconds_now();
     as_code code = map_network_evaluate(g, a, &no, &r, &st);
     cli_progress_end(&progress);
     if (code != AS_OK) {
@@ -415,18 +386,13 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
         fprintf(stderr, "accelsearch: interrupted; results so far follow\n");
         rc = CLI_EXIT_INTERRUPTED;
     }
-    if (r.n_narrowed_layers > 0)
-        fprintf(stderr,
-                "accelsearch: warning: %d layers keep %d-bit tensors in %d-bit words on chip: "
-                "narrowed to the words there, %d bits in DRAM (--precision sets the tensors')\n",
-                (int)r.n_narrowed_layers, r.narrowed_tensor_bits, r.narrowed_word_bits,
-                r.narrowed_tensor_bits);
+    cli_warn_narrowing(&r);
     if (o->emit_dir && emit_network(o->emit_dir, g, a, &r, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;
     }
     if (o->json)
-        print_network_json(g, a, &r, seconds_now() - start);
+        print_network_json(g, a, &r, cli_seconds_now() - start);
     else
         print_network_table(g, &r);
 done:
@@ -445,5 +411,5 @@ int cli_map(int argc, char **argv)
     if (rc != CLI_PARSED)
         return rc;
     cli_catch_interrupt(&interrupted);
-    return o.model ? map_network(&cmd, &o) : map_single(&cmd, &o);
+    return o.design.model ? map_network(&cmd, &o) : map_single(&cmd, &o);
 }

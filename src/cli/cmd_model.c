@@ -126,13 +126,6 @@ static const char *problem_kind_name(wl_problem_kind k)
     return names[k];
 }
 
-/* The name shown for a layer: the node's, or its first output's when the
- * source left the node unnamed (ONNX allows it). */
-static const char *layer_name(const wl_graph *g, const wl_op *op)
-{
-    return op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
-}
-
 /* True for the ops worth a row: live ops that do work or move data. */
 static bool shown_op(const wl_op *op)
 {
@@ -156,7 +149,7 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
         wl_problem p;
         bool has_problem = wl_op_kind_category(op->kind) == WL_CAT_COMPUTE &&
                            wl_op_problem(g, o, &p, NULL) == AS_OK;
-        const char *name = layer_name(g, op);
+        const char *name = cli_layer_name(g, o);
         size_t len = strlen(name);
         printf("%4d  %-44s %-18s %-20s %15s %12s  %s\n", row++, len > 44 ? name + len - 44 : name,
                op->op_type, wl_shape_str(&g->tensors[op->outputs[0]], shape, sizeof shape),
@@ -171,7 +164,7 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
     printf("%-24s %s\n", "weight bytes", grouped(s->weight_bytes, a, sizeof a));
     printf("%-24s %s  (%s)\n", "max working set bytes",
            grouped(s->max_working_set_bytes, a, sizeof a),
-           s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op]) : "-");
+           s->max_working_set_op >= 0 ? cli_layer_name(g, s->max_working_set_op) : "-");
     printf("%-24s %s\n", "DRAM bytes, unfused", grouped(s->dram_bytes_unfused, a, sizeof a));
     printf("%-24s %.2f ops/byte (2 x MACs per DRAM byte)\n", "op intensity, unfused",
            s->op_intensity_unfused);
@@ -241,7 +234,7 @@ static void json_layer(cli_json *j, const wl_graph *g, int32_t o)
     wl_op_stats os;
     wl_op_stats_get(g, o, &os);
     cli_json_begin_object(j);
-    cli_json_string_field(j, "name", layer_name(g, op));
+    cli_json_string_field(j, "name", cli_layer_name(g, o));
     cli_json_string_field(j, "op", op->op_type);
     cli_json_string_field(j, "category", wl_op_category_name(wl_op_kind_category(op->kind)));
     cli_json_int_field(j, "macs", os.macs);
@@ -297,7 +290,7 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
     cli_json_int_field(&j, "weight_bytes", s->weight_bytes);
     cli_json_int_field(&j, "max_working_set_bytes", s->max_working_set_bytes);
     cli_json_string_field(&j, "max_working_set_layer",
-                          s->max_working_set_op >= 0 ? layer_name(g, &g->ops[s->max_working_set_op])
+                          s->max_working_set_op >= 0 ? cli_layer_name(g, s->max_working_set_op)
                                                      : "");
     cli_json_int_field(&j, "dram_bytes_unfused", s->dram_bytes_unfused);
     cli_json_double_field(&j, "op_intensity_unfused", s->op_intensity_unfused);

@@ -2,7 +2,8 @@
  * main.c -- the accelsearch program: parses the subcommand and hands the
  * rest of the command line to it.
  *
- * Exit status: 0 success, 2 bad input or usage, 1 anything else.
+ * Exit status: 0 success, 2 bad input or usage, 1 anything else, 130
+ * after Ctrl-C (cli.h).
  */
 #include "cli.h"
 

@@ -1,7 +1,8 @@
 /*
  * model_args.c -- the options every command that loads a model shares
- * (--batch, --precision, --allow-unknown-ops), loading the model with
- * them, and its warnings, one per kind.
+ * (--batch, --precision, --allow-unknown-ops; with --arch and --model for
+ * map and fuse), loading the model with them, and its warnings, one per
+ * kind.
  */
 #include "cli.h"
 
@@ -40,6 +41,33 @@ as_code cli_load_model(const char *model, const cli_model_args *m, wl_graph **ou
         return code;
     }
     *out = g;
+    return AS_OK;
+}
+
+const char *cli_layer_name(const wl_graph *g, int32_t o)
+{
+    const wl_op *op = &g->ops[o];
+    return op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
+}
+
+int cli_add_design_options(cli_option *options, cli_design_args *d)
+{
+    options[0] = cli_arch_option(&d->arch);
+    options[1] = cli_model_option(&d->model);
+    return 2;
+}
+
+as_code cli_load_design(const cli_design_args *d, arch_spec *a, wl_graph **g, as_status *st)
+{
+    wl_precision precision;
+    as_code code = arch_load(d->arch, a, st);
+    if (code == AS_OK)
+        code = cli_load_model(d->model, &d->load, g, st);
+    if (code != AS_OK)
+        return code;
+    cli_print_warnings(*g);
+    if (cli_precision(&d->load, &precision))
+        wl_set_precision(*g, precision);
     return AS_OK;
 }
 

@@ -1,11 +1,13 @@
 /*
- * progress.c -- a progress bar on a terminal (silent otherwise) and a
- * Ctrl-C handler that asks long runs to stop and keep what they found.
+ * progress.c -- a progress bar on a terminal (silent otherwise), a
+ * Ctrl-C handler that asks long runs to stop and keep what they found, and
+ * the wall clock that long runs report their seconds by.
  */
 #include "cli.h"
 
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile int *interrupt_flag;
@@ -27,6 +29,14 @@ void cli_catch_interrupt(volatile int *flag)
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+}
+
+/* Monotonic, so that a clock adjustment never makes a run look negative. */
+double cli_seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 void cli_progress_init(cli_progress *p, const char *label)

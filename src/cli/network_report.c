@@ -1,0 +1,51 @@
+/*
+ * network_report.c -- how map and fuse show the cost of a whole network
+ * on an architecture: the same JSON header, totals and energy split, and
+ * the same warning about the precision conversion, written once.
+ */
+#include "cli.h"
+
+void cli_json_begin_design(cli_json *j, const wl_graph *g, const arch_spec *a)
+{
+    cli_json_init(j, stdout);
+    cli_json_begin_object(j);
+    cli_json_string_field(j, "model", g->name);
+    cli_json_string_field(j, "arch", a->name);
+}
+
+/* The order is map's and fuse's of before they shared it: the energy split
+ * (fuse) comes right after the total. */
+void cli_json_totals_members(cli_json *j, const cli_totals *t)
+{
+    cli_json_int_field(j, "cycles", t->cycles);
+    cli_json_double_field(j, "latency_s", t->latency_s);
+    cli_json_double_field(j, "energy_pJ", t->energy_pJ);
+    if (t->has_energy_split) {
+        cli_json_double_field(j, "onchip_energy_pJ", t->onchip_energy_pJ);
+        cli_json_double_field(j, "dram_energy_pJ", t->dram_energy_pJ);
+    }
+    cli_json_double_field(j, "edp_J_cycle", t->edp_J_cycle);
+    cli_json_int_field(j, "dram_bytes", t->dram_bytes);
+    cli_json_double_field(j, "op_intensity", t->op_intensity);
+}
+
+void cli_json_components(cli_json *j, const char *key, const double *energy_pJ)
+{
+    cli_json_key(j, key);
+    cli_json_begin_object(j);
+    for (int c = 0; c < MAP_N_COMPONENTS; c++)
+        cli_json_double_field(j, map_component_name((map_component)c), energy_pJ[c]);
+    cli_json_end_object(j);
+}
+
+/* Said once per run, not per layer: the conversion is the model's choice
+ * for every layer alike (network.c, "Precision"). */
+void cli_warn_narrowing(const map_network_result *r)
+{
+    if (r->n_narrowed_layers > 0)
+        fprintf(stderr,
+                "accelsearch: warning: %d layers keep %d-bit tensors in %d-bit words on chip: "
+                "narrowed to the words there, %d bits in DRAM (--precision sets the tensors')\n",
+                (int)r->n_narrowed_layers, r->narrowed_tensor_bits, r->narrowed_word_bits,
+                r->narrowed_tensor_bits);
+}
