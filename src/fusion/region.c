@@ -12,7 +12,8 @@
  *
  * Regions.  For each tile, members are visited in reverse topological
  * order; each needs of each input the region its output region reads
- * (need_span): convolution and pooling windows map rows [lo, hi) to
+ * (need_span, by the halo rule the op table gives, wl_op_halo):
+ * convolution and pooling windows map rows [lo, hi) to
  * [lo*stride - pad, (hi-1)*stride + (k-1)*dilation + 1 - pad), clipped to
  * the input (pads read zeros); elementwise ops and normalisations over
  * later axes read the same region of a same-shaped input; a matmul reads
