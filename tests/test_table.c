@@ -84,11 +84,39 @@ static void test_vec_reserve(void **state)
     free(v);
 }
 
+static void test_vec_copy(void **state)
+{
+    (void)state;
+    const int32_t items[] = {3, 1, 4, 1, 5};
+    int32_t *copy = as_vec_copy(items, 5, sizeof *copy);
+    assert_non_null(copy);
+    assert_memory_equal(copy, items, sizeof items);
+    free(copy);
+    int32_t *empty = as_vec_copy(NULL, 0, sizeof *empty); /* still freeable, not NULL */
+    assert_non_null(empty);
+    free(empty);
+    assert_null(as_vec_copy(items, INT64_MAX, sizeof *items)); /* overflow */
+}
+
+static void test_status_or(void **state)
+{
+    (void)state;
+    as_status given, spare;
+    as_status_clear(&given);
+    assert_ptr_equal(as_status_or(&given, &spare), &given);
+    spare.code = AS_EIO;
+    as_status *st = as_status_or(NULL, &spare);
+    assert_ptr_equal(st, &spare);
+    assert_int_equal(spare.code, AS_OK); /* the spare starts clear */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_insert_find_visit),
         cmocka_unit_test(test_vec_reserve),
+        cmocka_unit_test(test_vec_copy),
+        cmocka_unit_test(test_status_or),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

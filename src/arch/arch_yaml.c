@@ -902,11 +902,8 @@ static as_code load_file(const char *path, arch_spec *out, as_status *st)
  * status of their own then). */
 as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st)
 {
-    as_status ignored;
-    if (!st) {
-        as_status_clear(&ignored);
-        st = &ignored;
-    }
+    as_status spare;
+    st = as_status_or(st, &spare);
     if (!preset_or_path || !preset_or_path[0])
         return as_fail(st, AS_EINVAL, "no architecture given (a preset name or a YAML file)");
     const arch_preset *preset = arch_preset_find(preset_or_path);
@@ -1325,11 +1322,8 @@ static as_code check_writable(const arch_spec *a, as_status *st)
 
 as_code arch_save(const arch_spec *a, const char *path, as_status *st)
 {
-    as_status ignored;
-    if (!st) {
-        as_status_clear(&ignored);
-        st = &ignored;
-    }
+    as_status spare;
+    st = as_status_or(st, &spare);
     if (!a || !path || !path[0])
         return as_fail(st, AS_EINVAL, "arch_save: no architecture or no path");
     if (check_writable(a, st))

@@ -42,6 +42,9 @@ typedef struct as_status {
 
 /* Reset st to AS_OK with an empty message.  st may be NULL. */
 void as_status_clear(as_status *st);
+/* st when given, else spare cleared: for a function that takes an optional
+ * status but reads the code back from the one it fills. */
+as_status *as_status_or(as_status *st, as_status *spare);
 
 /* Record a failure in st (which may be NULL) and return code, so that a
  * function can write `return as_fail(st, AS_EINVAL, "...", ...)`.  The
@@ -414,5 +417,9 @@ typedef struct as_metrics {
  * memory or the size overflows; the array and *capacity are then as they
  * were. */
 bool as_vec_reserve(void *items_ptr, int64_t *capacity, int64_t need, size_t item_size);
+/* A malloc'd copy of count items of item_size bytes (room for one at
+ * least, so that an empty array copies to a pointer that can be freed
+ * like any other); NULL when out of memory or the size overflows. */
+void *as_vec_copy(const void *items, int64_t count, size_t item_size);
 
 #endif

@@ -11,6 +11,14 @@ void as_status_clear(as_status *st)
     st->message[0] = '\0';
 }
 
+as_status *as_status_or(as_status *st, as_status *spare)
+{
+    if (st)
+        return st;
+    as_status_clear(spare);
+    return spare;
+}
+
 as_code as_fail(as_status *st, as_code code, const char *fmt, ...)
 {
     if (!st || st->code != AS_OK)

@@ -28,3 +28,14 @@ bool as_vec_reserve(void *items_ptr, int64_t *capacity, int64_t need, size_t ite
     *capacity = n;
     return true;
 }
+
+void *as_vec_copy(const void *items, int64_t count, size_t item_size)
+{
+    uint64_t n = count > 0 ? (uint64_t)count : 0;
+    if (n > SIZE_MAX / (item_size ? item_size : 1))
+        return NULL;
+    void *copy = malloc((n > 0 ? (size_t)n : 1) * (item_size ? item_size : 1));
+    if (copy && n > 0)
+        memcpy(copy, items, (size_t)n * item_size);
+    return copy;
+}

@@ -170,10 +170,9 @@ static as_code check_duplicate_keys(builder *b, const entry *pairs, size_t n)
 {
     if (n < 2)
         return AS_OK;
-    entry *sorted = malloc(n * sizeof *sorted);
+    entry *sorted = as_vec_copy(pairs, (int64_t)n, sizeof *sorted);
     if (!sorted)
         return out_of_memory(b);
-    memcpy(sorted, pairs, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, compare_entries);
     const entry *repeat = NULL, *first = NULL;
     for (size_t i = 1; i < n; i++) {
@@ -497,28 +496,32 @@ static bool parse_bool(const char *s, bool *out)
     return false;
 }
 
+/* The text of node when it is a scalar, NULL when it is missing or a
+ * mapping or sequence: what the typed readers below parse. */
+static const char *scalar_text(const as_yaml_node *node)
+{
+    return node && node->kind == AS_YAML_SCALAR ? node->scalar : NULL;
+}
+
 as_code as_yaml_int(const as_yaml_doc *doc, const as_yaml_node *node, const char *key, int64_t *out,
                     as_status *st)
 {
-    if (node && node->kind == AS_YAML_SCALAR && parse_int(node->scalar, out))
-        return AS_OK;
-    return type_error(doc, node, key, "an integer", st);
+    const char *text = scalar_text(node);
+    return text && parse_int(text, out) ? AS_OK : type_error(doc, node, key, "an integer", st);
 }
 
 as_code as_yaml_double(const as_yaml_doc *doc, const as_yaml_node *node, const char *key,
                        double *out, as_status *st)
 {
-    if (node && node->kind == AS_YAML_SCALAR && parse_double(node->scalar, out))
-        return AS_OK;
-    return type_error(doc, node, key, "a number", st);
+    const char *text = scalar_text(node);
+    return text && parse_double(text, out) ? AS_OK : type_error(doc, node, key, "a number", st);
 }
 
 as_code as_yaml_bool(const as_yaml_doc *doc, const as_yaml_node *node, const char *key, bool *out,
                      as_status *st)
 {
-    if (node && node->kind == AS_YAML_SCALAR && parse_bool(node->scalar, out))
-        return AS_OK;
-    return type_error(doc, node, key, "true or false", st);
+    const char *text = scalar_text(node);
+    return text && parse_bool(text, out) ? AS_OK : type_error(doc, node, key, "true or false", st);
 }
 
 as_code as_yaml_check_keys(const as_yaml_doc *doc, const as_yaml_node *map, const char *what,

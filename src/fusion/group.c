@@ -255,10 +255,9 @@ static const group_entry *cached_group(fu_evaluator *e, const int32_t *ops, int3
 static void remember_group(fu_evaluator *e, const int32_t *ops, int32_t n, uint64_t h,
                            const fu_group_cost *c)
 {
-    int32_t *copy = malloc((size_t)n * sizeof *copy);
+    int32_t *copy = as_vec_copy(ops, n, sizeof *copy);
     if (!copy)
         return;
-    memcpy(copy, ops, (size_t)n * sizeof *copy);
     member_list key = {ops, n};
     bool added = false;
     omp_set_lock(&e->lock);
@@ -278,10 +277,9 @@ static as_code sorted_members(const wl_graph *g, const int32_t *ops, int32_t n, 
     *sorted = NULL;
     if (n < 1)
         return as_fail(st, AS_EINVAL, "%s: a group needs at least one op", g->source);
-    int32_t *s = malloc((size_t)n * sizeof *s);
+    int32_t *s = as_vec_copy(ops, n, sizeof *s);
     if (!s)
         return as_fail(st, AS_ENOMEM, "out of memory for a group of %d ops", n);
-    memcpy(s, ops, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, by_op);
     for (int32_t i = 0; i < n; i++) {
         as_code code = AS_OK;
@@ -367,15 +365,12 @@ void fu_plan_cost_free(fu_plan_cost *c)
 
 as_code fu_plan_cost_copy(fu_plan_cost *out, const fu_plan_cost *c, as_status *st)
 {
-    size_t bytes = (size_t)(c->n_groups > 0 ? c->n_groups : 1) * sizeof *c->groups;
-    fu_group_cost *groups = c->groups ? malloc(bytes) : NULL;
+    fu_group_cost *groups = c->groups ? as_vec_copy(c->groups, c->n_groups, sizeof *groups) : NULL;
     if (c->groups && !groups)
         return as_fail(st, AS_ENOMEM, "out of memory copying a plan cost of %d groups",
                        c->n_groups);
     *out = *c;
     out->groups = groups;
-    if (groups)
-        memcpy(groups, c->groups, bytes);
     return AS_OK;
 }
 

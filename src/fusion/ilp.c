@@ -405,7 +405,7 @@ static bool moves_through_dram(const wl_tensor *t)
  * weight table reads only the rows it gathers, as stats.c counts it. */
 static double read_cycles(const builder *b, const wl_op *op, int i, int32_t t)
 {
-    if (op->kind != WL_OP_GATHER || i != 0 || b->g->tensors[t].kind != WL_TENSOR_WEIGHT)
+    if (!wl_op_gathers_rows(op, i) || b->g->tensors[t].kind != WL_TENSOR_WEIGHT)
         return dram_cycles_of(b, t);
     double cycles = 0;
     for (int j = 0; j < op->n_outputs; j++)

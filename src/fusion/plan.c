@@ -62,11 +62,9 @@ void fu_plan_free(fu_plan *p)
 
 as_code fu_plan_copy(fu_plan *dst, const fu_plan *src, as_status *st)
 {
-    int32_t *group = malloc((size_t)(src->n_ops > 0 ? src->n_ops : 1) * sizeof *group);
+    int32_t *group = as_vec_copy(src->group, src->n_ops, sizeof *group);
     if (!group)
         return as_fail(st, AS_ENOMEM, "out of memory copying a plan of %d ops", src->n_ops);
-    if (src->n_ops > 0)
-        memcpy(group, src->group, (size_t)src->n_ops * sizeof *group);
     dst->group = group;
     dst->n_ops = src->n_ops;
     dst->n_groups = src->n_groups;

@@ -12,7 +12,8 @@
  *
  * Regions.  For each tile, members are visited in reverse topological
  * order; each needs of each input the region its output region reads
- * (need_span): convolution and pooling windows map rows [lo, hi) to
+ * (need_span, by the halo rule the op table gives, wl_op_halo):
+ * convolution and pooling windows map rows [lo, hi) to
  * [lo*stride - pad, (hi-1)*stride + (k-1)*dilation + 1 - pad), clipped to
  * the input (pads read zeros); elementwise ops and normalisations over
  * later axes read the same region of a same-shaped input; a matmul reads
@@ -123,7 +124,7 @@ static fu_span window_span(const wl_graph *g, const wl_op *op, int which, fu_spa
                            const wl_tensor *x, const wl_tensor *y)
 {
     int64_t kernel = op->attrs.kernel_shape[which];
-    if (kernel <= 0 && op->kind == WL_OP_CONV && op->n_inputs > 1 && op->inputs[1] >= 0)
+    if (kernel <= 0 && wl_op_kernel_from_weight(op->kind) && op->n_inputs > 1 && op->inputs[1] >= 0)
         kernel = g->tensors[op->inputs[1]].dims[2 + which];
     if (kernel <= 0)
         kernel = 1;
@@ -161,32 +162,21 @@ static fu_span need_span(const wl_graph *g, const wl_op *op, int i, int which, f
     fu_span whole = {0, extent_of(x, which)};
     int ax = axis_of(x, which), ay = axis_of(y, which);
     bool same_axis = ax >= 0 && ay >= 0 && x->rank == y->rank && x->dims[ax] == y->dims[ay];
-    switch (op->kind) {
-    case WL_OP_CONV:
-    case WL_OP_MAX_POOL:
-    case WL_OP_AVERAGE_POOL:
-        return i == 0 && x->rank == 4 && y->rank == 4 ? window_span(g, op, which, out, x, y)
-                                                      : whole;
-    case WL_OP_MATMUL:
-        return i == 0 && which == 0 && same_axis ? out : whole;
-    case WL_OP_GEMM:
-        return i == 0 && which == 0 && !op->attrs.trans_a && same_axis ? out : whole;
-    case WL_OP_LAYERNORM:
-    case WL_OP_SOFTMAX:
-        return i == 0 && same_axis && normalises_after(op, y, which) ? out : whole;
-    case WL_OP_CONCAT:
+    switch (wl_op_halo(op, i)) {
+    case WL_HALO_WINDOW:
+        return x->rank == 4 && y->rank == 4 ? window_span(g, op, which, out, x, y) : whole;
+    case WL_HALO_ROWS:
+        return which == 0 && same_axis ? out : whole;
+    case WL_HALO_BEFORE_AXIS:
+        return same_axis && normalises_after(op, y, which) ? out : whole;
+    case WL_HALO_NOT_AXIS:
         return same_axis && axis_attr(op, y) != ay ? out : whole; /* not the joined axis */
-    default:
+    case WL_HALO_POINTWISE:
+        return same_dims(x, y) ? out : whole;
+    case WL_HALO_WHOLE:
         break;
     }
-    switch (wl_op_kind_category(op->kind)) {
-    case WL_CAT_UNARY:
-    case WL_CAT_BINARY:
-    case WL_CAT_NORM:
-        return same_dims(x, y) ? out : whole;
-    default:
-        return whole;
-    }
+    return whole;
 }
 
 /* ---------------------------------------------------------------- groups */
@@ -262,7 +252,7 @@ static void add_weight(fu_group *gr, int32_t op, int32_t x)
     for (int32_t j = 0; j < gr->n_w; j++)
         if (gr->w[j] == x)
             return;
-    if (g->ops[op].kind == WL_OP_GATHER && g->ops[op].inputs[0] == x)
+    if (wl_op_gathers_rows(&g->ops[op], 0) && g->ops[op].inputs[0] == x)
         w = &g->tensors[g->ops[op].outputs[0]];
     int64_t bytes = wl_tensor_bytes(w), words = wl_tensor_elements(w);
     if (bytes <= 0 || words <= 0)
@@ -312,7 +302,7 @@ as_code fu_group_init(fu_group *gr, fu_evaluator *e, const int32_t *ops, int32_t
         } else {
             wl_op_stats s;
             wl_op_stats_get(g, m->op, &s);
-            m->macs = map_vector_ops(g, op, &s);
+            m->macs = wl_op_vector_ops(g, op, &s);
         }
         for (int k = 0; k < op->n_inputs; k++) {
             int32_t x = op->inputs[k];

@@ -408,8 +408,6 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_resu
 /* Per-layer energy total and utilisation from the components. */
 void map_finish_layer(const arch_spec *a, map_layer_result *l);
 
-/* Element operations of a non-compute op (the vector unit's work). */
-int64_t map_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s);
 /* MACs per cycle with every unit busy (as map_evaluate counts them). */
 double map_peak_macs_per_cycle(const arch_spec *a);
 /* Element operations per cycle of the vector unit. */

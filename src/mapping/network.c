@@ -355,61 +355,6 @@ static int64_t max_i64(int64_t x, int64_t y)
     return x > y ? x : y;
 }
 
-static int64_t tensor_elements(const wl_graph *g, int32_t t)
-{
-    int64_t n = t >= 0 ? wl_tensor_elements(&g->tensors[t]) : 0;
-    return n > 0 ? n : 0;
-}
-
-/* Positions of a pooling window (product of kernel_shape). */
-static int64_t window_positions(const wl_op *op)
-{
-    int64_t n = 1;
-    for (int i = 0; i < op->attrs.n_spatial && i < WL_MAX_SPATIAL; i++)
-        n *= op->attrs.kernel_shape[i] > 0 ? op->attrs.kernel_shape[i] : 1;
-    return n;
-}
-
-/*
- * Element operations of a non-compute op (the vector-unit model's work):
- *  - elementwise (unary, binary, Cast): one per output element;
- *  - BatchNormalization: 2 per element (scale and shift, the statistics
- *    folded ahead of time); LayerNormalization: 5 (mean, centre, square
- *    and accumulate, normalise, affine); Softmax: 4 (max, exp, sum,
- *    divide);
- *  - reductions and global pooling: one per input element;
- *  - windowed pooling: one per output element and window position;
- *  - data movement: none (the copy is its DRAM traffic).
- */
-int64_t map_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *s)
-{
-    int64_t in = op->n_inputs > 0 ? tensor_elements(g, op->inputs[0]) : 0;
-    switch (op->kind) {
-    case WL_OP_BATCHNORM:
-        return 2 * s->output_elements;
-    case WL_OP_LAYERNORM:
-        return 5 * s->output_elements;
-    case WL_OP_SOFTMAX:
-        return 4 * s->output_elements;
-    case WL_OP_MAX_POOL:
-    case WL_OP_AVERAGE_POOL:
-        return window_positions(op) * s->output_elements;
-    default:
-        break;
-    }
-    switch (wl_op_kind_category(op->kind)) {
-    case WL_CAT_UNARY:
-    case WL_CAT_BINARY:
-    case WL_CAT_NORM:
-        return s->output_elements;
-    case WL_CAT_REDUCE:
-    case WL_CAT_POOL:
-        return in;
-    default:
-        return 0;
-    }
-}
-
 /* Bytes of op's inputs that problem p does not model (a conv's bias,
  * Gemm's C), each tensor once: read once from DRAM. */
 static int64_t unmodelled_input_bytes(const wl_graph *g, const wl_op *op, const wl_problem *p)
@@ -519,7 +464,7 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_resu
 {
     wl_op_stats s;
     wl_op_stats_get(g, r->op, &s);
-    int64_t work = map_vector_ops(g, &g->ops[r->op], &s);
+    int64_t work = wl_op_vector_ops(g, &g->ops[r->op], &s);
     r->mapped = true;
     r->dram_bytes = unfused_dram_bytes(&s);
     r->energy_by_component_pJ[MAP_COMP_VECTOR] = (double)work * a->compute.mac_pJ;

@@ -157,6 +157,13 @@ static as_code check_expressible(const map_timeloop_case *c, const char *path, a
 
 /* -------------------------------------------------------- architecture */
 
+/* A bandwidth key, left out when the level states none (0: unlimited). */
+static void put_bandwidth(writer *w, const char *indent, const char *key, double words_per_cycle)
+{
+    if (words_per_cycle > 0)
+        put_real(w, indent, key, words_per_cycle);
+}
+
 /* "name[1..instances]" */
 static void instance_name(char *buf, size_t size, const char *name, int64_t instances)
 {
@@ -180,19 +187,9 @@ static void put_level(writer *w, const arch_level *level)
         level->block_size, ind, level->cluster_size);
     put(w, "%smeshX: %d\n%smeshY: %d\n", ind, level->mesh_x, ind, level->mesh_y);
     put_real(w, ind, "multiple_buffering", level->multiple_buffering);
-    static const struct {
-        const char *key;
-        size_t offset;
-    } bandwidths[] = {
-        {"read_bandwidth", offsetof(arch_level, read_bandwidth)},
-        {"write_bandwidth", offsetof(arch_level, write_bandwidth)},
-        {"shared_bandwidth", offsetof(arch_level, shared_bandwidth)},
-    };
-    for (size_t i = 0; i < sizeof bandwidths / sizeof bandwidths[0]; i++) {
-        double value = *(const double *)((const char *)level + bandwidths[i].offset);
-        if (value > 0)
-            put_real(w, ind, bandwidths[i].key, value);
-    }
+    put_bandwidth(w, ind, "read_bandwidth", level->read_bandwidth);
+    put_bandwidth(w, ind, "write_bandwidth", level->write_bandwidth);
+    put_bandwidth(w, ind, "shared_bandwidth", level->shared_bandwidth);
     put(w, "%sreduction_supported: %s\n", ind, level->spatial_reduction ? "true" : "false");
     if (level->cls == ARCH_CLASS_DRAM) {
         put(w, "%stype: ", ind);

@@ -214,21 +214,12 @@ void wl_graph_free(wl_graph *g)
     free(g);
 }
 
-/* Make room for one more element in a growable array of elem_size bytes;
- * false when out of memory.  One function serves every array of the graph. */
-static bool reserve(void **array, int32_t *cap, int32_t count, size_t elem_size)
+/* Make room for one more item in a growable array of the graph (a T **)
+ * holding count items, its counts being int32_t; false when out of
+ * memory or full. */
+static bool reserve_one(void *items_ptr, int64_t *capacity, int32_t count, size_t item_size)
 {
-    if (count < *cap)
-        return true;
-    if (*cap > INT32_MAX / 2)
-        return false;
-    int32_t new_cap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*array, (size_t)new_cap * elem_size);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = new_cap;
-    return true;
+    return count < INT32_MAX && as_vec_reserve(items_ptr, capacity, (int64_t)count + 1, item_size);
 }
 
 int32_t wl_add_tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dtype dtype, int rank,
@@ -254,7 +245,7 @@ int32_t wl_add_tensor(wl_graph *g, const char *name, wl_tensor_kind kind, wl_dty
             return -1;
         }
     }
-    if (!reserve((void **)&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors)) {
+    if (!reserve_one(&g->tensors, &g->cap_tensors, g->n_tensors, sizeof *g->tensors)) {
         as_fail(st, AS_ENOMEM, "%s: out of memory adding tensor '%s'", g->source, name);
         return -1;
     }
@@ -313,7 +304,7 @@ int32_t wl_add_op(wl_graph *g, wl_op_kind kind, const char *name, const char *op
             return -1;
         }
     }
-    if (!reserve((void **)&g->ops, &g->cap_ops, g->n_ops, sizeof *g->ops))
+    if (!reserve_one(&g->ops, &g->cap_ops, g->n_ops, sizeof *g->ops))
         goto oom;
     wl_op *op = &g->ops[g->n_ops];
     memset(op, 0, sizeof *op);
@@ -343,7 +334,7 @@ oom:
 
 bool wl_add_graph_input(wl_graph *g, int32_t tensor)
 {
-    if (!reserve((void **)&g->inputs, &g->cap_inputs, g->n_inputs, sizeof *g->inputs))
+    if (!reserve_one(&g->inputs, &g->cap_inputs, g->n_inputs, sizeof *g->inputs))
         return false;
     g->inputs[g->n_inputs++] = tensor;
     return true;
@@ -351,7 +342,7 @@ bool wl_add_graph_input(wl_graph *g, int32_t tensor)
 
 bool wl_add_graph_output(wl_graph *g, int32_t tensor)
 {
-    if (!reserve((void **)&g->outputs, &g->cap_outputs, g->n_outputs, sizeof *g->outputs))
+    if (!reserve_one(&g->outputs, &g->cap_outputs, g->n_outputs, sizeof *g->outputs))
         return false;
     g->outputs[g->n_outputs++] = tensor;
     return true;
@@ -364,7 +355,7 @@ void wl_warn(wl_graph *g, const char *fmt, ...)
     char buf[AS_MSG_BYTES];
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (!reserve((void **)&g->warnings, &g->cap_warnings, g->n_warnings, sizeof *g->warnings))
+    if (!reserve_one(&g->warnings, &g->cap_warnings, g->n_warnings, sizeof *g->warnings))
         return;
     const char *copy = as_arena_strdup(&g->arena, buf);
     if (copy)

@@ -285,19 +285,24 @@ typedef struct wl_graph {
     int64_t opset;      /* default-domain opset of the source (zoo: 13) */
 
     wl_tensor *tensors;
-    int32_t n_tensors, cap_tensors;
+    int32_t n_tensors;
+    int64_t cap_tensors;
     wl_op *ops;
-    int32_t n_ops, cap_ops;
+    int32_t n_ops;
+    int64_t cap_ops;
     int32_t *inputs; /* graph inputs (tensor indices), in declaration order */
-    int32_t n_inputs, cap_inputs;
+    int32_t n_inputs;
+    int64_t cap_inputs;
     int32_t *outputs; /* graph outputs */
-    int32_t n_outputs, cap_outputs;
+    int32_t n_outputs;
+    int64_t cap_outputs;
     as_strmap tensor_by_name;
 
     /* Warnings for the caller to show (unknown ops allowed through, guesses
      * made); arena strings. */
     const char **warnings;
-    int32_t n_warnings, cap_warnings;
+    int32_t n_warnings;
+    int64_t cap_warnings;
 
     /* Derived by wl_graph_index (and so by wl_graph_infer); malloc'd. */
     int32_t *order; /* live ops in topological order (stable: source order wins ties) */

@@ -86,8 +86,7 @@ const wl_zoo_entry *wl_zoo_find(const char *name)
 as_code wl_zoo_build(const char *name, wl_graph **out, as_status *st)
 {
     as_status local;
-    if (!st)
-        st = &local;
+    st = as_status_or(st, &local);
     as_status_clear(st);
     *out = NULL;
     const wl_zoo_entry *e = wl_zoo_find(name);
