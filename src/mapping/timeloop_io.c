@@ -7,7 +7,7 @@
  * mapping.h).
  *
  * Supported is what Timeloop's v0.4 front end dumps (the files under
- * shared/reference/timeloop): a flattened architecture tree whose nodes
+ * tests/data/timeloop): a flattened architecture tree whose nodes
  * carry `local` component lists, a CNN-style problem with named dimensions,
  * coefficients and projections, and lists of temporal / spatial / datatype
  * (bypass) directives, as a mapping or as constraints.  Sections that only

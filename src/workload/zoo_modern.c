@@ -221,7 +221,7 @@ static int32_t bert_layer(zb *b, int32_t x)
 
 /*
  * BERT-base at sequence 128: the plain torch.nn definition behind
- * reference/models/bert_base_like.onnx (truth/bert_base_like.json).
+ * tests/data/models/bert_base_like.onnx (tests/data/reference/bert_base_like.txt).
  * Inputs input_ids, token_type_ids, position_ids (int64 [1, 128]); no
  * attention mask.  Word (30522), position (512) and token type (2)
  * embeddings, LayerNorm eps 1e-12, 12 layers, and a pooler (Linear + Tanh
@@ -621,8 +621,8 @@ static int32_t maxpool_2x2(zb *b, int32_t x)
 }
 
 /*
- * UNet: the plain torch.nn definition behind reference/models/unet.onnx
- * (truth/unet.json), input [1, 3, 256, 256], 2 classes.  inc = double conv
+ * UNet: the plain torch.nn definition behind tests/data/models/unet.onnx
+ * (tests/data/reference/unet.txt), input [1, 3, 256, 256], 2 classes.  inc = double conv
  * to 64; downs.i = MaxPool 2 ("0") + double conv ("1") doubling the
  * channels to 1024; ups.i = ConvTranspose 2x2/2 with bias halving them,
  * concatenated after the skip ([skip, up]) and up_convs.i = double conv;
