@@ -54,7 +54,7 @@ static void put_row(store *s, int64_t run, int64_t iteration, int slot, int roun
                    .round = round,
                    .feasible = true,
                    .sw_budget = 10 * (round + 1),
-                   .latency_s = 1e-3 * (slot + 1),
+                   .metrics.latency_s = 1e-3 * (slot + 1),
                    .params_json = params};
     snprintf(r.point, sizeof r.point, "%d,%d", (int)iteration, slot);
     as_status st;

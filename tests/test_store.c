@@ -82,8 +82,9 @@ static void fill_row(store_row *r, int64_t iteration, int slot, int round)
     r->feasible = k % 3 != 0;
     snprintf(r->reason, sizeof r->reason, r->feasible ? "" : "area %d mm^2 > 2 mm^2", k);
     r->sw_budget = 100 * (int64_t)k + round;
-    double *d[] = {&r->sw_value, &r->sw_auc,  &r->latency_s, &r->energy_pJ,
-                   &r->area_mm2, &r->power_W, &r->edp_Js,    &r->perf_per_tdp};
+    double *d[] = {
+        &r->sw_value,         &r->sw_auc,          &r->metrics.latency_s, &r->metrics.energy_pJ,
+        &r->metrics.area_mm2, &r->metrics.power_W, &r->metrics.edp_Js,    &r->metrics.perf_per_tdp};
     for (int j = 0; j < 8; j++)
         *d[j] = odd_values[(k + j) % N_ODD];
     snprintf(row_params, sizeof row_params, "{\"pe_x\": %d, \"glb\": \"l%d\"}", k, slot);
@@ -110,12 +111,12 @@ static void assert_row_is(const store_row *got, int64_t iteration, int slot, int
     assert_int_equal(got->sw_budget, want.sw_budget);
     assert_true(same_double(got->sw_value, want.sw_value));
     assert_true(same_double(got->sw_auc, want.sw_auc));
-    assert_true(same_double(got->latency_s, want.latency_s));
-    assert_true(same_double(got->energy_pJ, want.energy_pJ));
-    assert_true(same_double(got->area_mm2, want.area_mm2));
-    assert_true(same_double(got->power_W, want.power_W));
-    assert_true(same_double(got->edp_Js, want.edp_Js));
-    assert_true(same_double(got->perf_per_tdp, want.perf_per_tdp));
+    assert_true(same_double(got->metrics.latency_s, want.metrics.latency_s));
+    assert_true(same_double(got->metrics.energy_pJ, want.metrics.energy_pJ));
+    assert_true(same_double(got->metrics.area_mm2, want.metrics.area_mm2));
+    assert_true(same_double(got->metrics.power_W, want.metrics.power_W));
+    assert_true(same_double(got->metrics.edp_Js, want.metrics.edp_Js));
+    assert_true(same_double(got->metrics.perf_per_tdp, want.metrics.perf_per_tdp));
     assert_string_equal(got->params_json, want.params_json);
     assert_string_equal(got->detail_json, want.detail_json ? want.detail_json : "{}");
 }
@@ -458,12 +459,12 @@ static store *export_fixture(const char *name, char *path, size_t size, int64_t 
                    .sw_budget = 100,
                    .sw_value = 0.1,
                    .sw_auc = 1.0 / 3.0,
-                   .latency_s = 1.5e-3,
-                   .energy_pJ = 2.5e6,
-                   .area_mm2 = -0.0,
-                   .power_W = 1.25,
-                   .edp_Js = INFINITY,
-                   .perf_per_tdp = NAN,
+                   .metrics.latency_s = 1.5e-3,
+                   .metrics.energy_pJ = 2.5e6,
+                   .metrics.area_mm2 = -0.0,
+                   .metrics.power_W = 1.25,
+                   .metrics.edp_Js = INFINITY,
+                   .metrics.perf_per_tdp = NAN,
                    .params_json = "{\"pe_x\": 14, \"glb\": \"shared\"}",
                    .detail_json = "{\"workloads\": [{\"name\": \"resnet50\"}]}"};
     assert_int_equal(store_put_row(s, *run, &r, &st), AS_OK);

@@ -131,28 +131,6 @@ typedef struct stored_rows {
     bool failed;
 } stored_rows;
 
-/* A candidate's metrics as a store row holds them, and back: the one
- * place where the two spell the same fields. */
-static void row_set_metrics(store_row *row, const se_metrics *m)
-{
-    row->latency_s = m->latency_s;
-    row->energy_pJ = m->energy_pJ;
-    row->area_mm2 = m->area_mm2;
-    row->power_W = m->power_W;
-    row->edp_Js = m->edp_Js;
-    row->perf_per_tdp = m->perf_per_tdp;
-}
-
-static se_metrics metrics_of_row(const store_row *row)
-{
-    return (se_metrics){.latency_s = row->latency_s,
-                        .energy_pJ = row->energy_pJ,
-                        .area_mm2 = row->area_mm2,
-                        .power_W = row->power_W,
-                        .edp_Js = row->edp_Js,
-                        .perf_per_tdp = row->perf_per_tdp};
-}
-
 /* store_each_row visitor: append (rows arrive in key order). */
 static bool collect_row(void *user, const store_row *row)
 {
@@ -263,7 +241,7 @@ static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_stat
                        sr->slot, proposed);
     c->feasible = sr->feasible;
     snprintf(c->reason, sizeof c->reason, "%s", sr->reason);
-    c->metrics = metrics_of_row(sr);
+    c->metrics = sr->metrics;
     c->rounds = sr->round + 1;
     c->sw_budget = sr->sw_budget;
     c->from_store = true;
@@ -299,7 +277,7 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
         .params_json = params,
         .detail_json = detail,
     };
-    row_set_metrics(&row, &c->metrics);
+    row.metrics = c->metrics;
     se_point_format(r->space, &c->point, row.point, sizeof row.point);
     snprintf(row.reason, sizeof row.reason, "%s", c->reason);
     as_code code;

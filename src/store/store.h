@@ -85,16 +85,11 @@ typedef struct store_row {
     int32_t round;
     char point[256]; /* the design-space point: parameter indices, "3,17,0,..." */
     bool feasible;
-    char reason[256];  /* why not, when infeasible */
-    int64_t sw_budget; /* software evaluations spent so far on this candidate */
-    double sw_value;   /* terminal value of its software search (lower is better) */
-    double sw_auc;     /* normalised area under its best-so-far curve */
-    double latency_s;
-    double energy_pJ;
-    double area_mm2;
-    double power_W; /* TDP */
-    double edp_Js;
-    double perf_per_tdp;     /* inferences per second per watt */
+    char reason[256];        /* why not, when infeasible */
+    int64_t sw_budget;       /* software evaluations spent so far on this candidate */
+    double sw_value;         /* terminal value of its software search (lower is better) */
+    double sw_auc;           /* normalised area under its best-so-far curve */
+    as_metrics metrics;      /* its columns are named as the fields: latency_s, ... */
     const char *params_json; /* parameter names and values (not owned; NULL: "{}") */
     const char *detail_json; /* per-workload results, fusion plans, mappings (NULL: "{}") */
 } store_row;
