@@ -223,8 +223,8 @@ static se_candidate *new_candidate(run *r)
 static void score(const se_run_options *o, se_candidate *c)
 {
     for (int k = 0; k < o->n_objectives; k++)
-        c->y[k] = se_metrics_objective(&c->metrics, o->objectives[k]);
-    c->scalar = se_metrics_objective(&c->metrics, o->scalar);
+        c->y[k] = se_metrics_objective(&c->outcome.metrics, o->objectives[k]);
+    c->scalar = se_metrics_objective(&c->outcome.metrics, o->scalar);
 }
 
 /* Take a stored row as candidate c's latest round (after checking it is
@@ -239,9 +239,9 @@ static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_stat
                        "proposes %s there: the store comes from another configuration or version",
                        r->o->db_path, (long long)r->run_id, sr->point, (long long)sr->iteration,
                        sr->slot, proposed);
-    c->feasible = sr->feasible;
-    snprintf(c->reason, sizeof c->reason, "%s", sr->reason);
-    c->metrics = sr->metrics;
+    c->outcome.feasible = sr->feasible;
+    snprintf(c->outcome.reason, sizeof c->outcome.reason, "%s", sr->reason);
+    c->outcome.metrics = sr->metrics;
     c->rounds = sr->round + 1;
     c->sw_budget = sr->sw_budget;
     c->from_store = true;
@@ -252,9 +252,7 @@ static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_stat
 /* Record candidate evaluation e (round `round` of c) in c and the store. */
 static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, as_status *st)
 {
-    c->feasible = e->feasible;
-    snprintf(c->reason, sizeof c->reason, "%s", e->reason);
-    c->metrics = e->metrics;
+    c->outcome = e->outcome;
     c->rounds = round + 1;
     c->sw_budget = e->spent;
     c->from_store = false;
@@ -270,16 +268,16 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
         .iteration = c->iteration,
         .slot = c->slot,
         .round = round,
-        .feasible = c->feasible,
+        .feasible = c->outcome.feasible,
         .sw_budget = e->spent,
         .sw_value = e->sw_value,
         .sw_auc = e->sw_auc,
+        .metrics = c->outcome.metrics,
         .params_json = params,
         .detail_json = detail,
     };
-    row.metrics = c->metrics;
     se_point_format(r->space, &c->point, row.point, sizeof row.point);
-    snprintf(row.reason, sizeof row.reason, "%s", c->reason);
+    snprintf(row.reason, sizeof row.reason, "%s", c->outcome.reason);
     as_code code;
 #pragma omp critical(se_store)
     code = store_put_row(r->db, r->run_id, &row, st);
@@ -315,7 +313,7 @@ static bool reserve_kept(run *r)
 static void keep_results(run *r, const se_candidate *c, se_candidate_eval *e)
 {
     int64_t index = c - r->out->candidates;
-    if (index >= r->cap_kept || !e->feasible || e->spent != r->final_budget)
+    if (index >= r->cap_kept || !e->outcome.feasible || e->spent != r->final_budget)
         return;
     kept_result *k = calloc(1, sizeof *k);
     if (!k)
@@ -410,7 +408,7 @@ static void mark_best(const run *r, const batch *b, bool auc, int keep, bool *ke
         int best = -1;
         double best_value = INFINITY;
         for (int i = 0; i < b->n; i++) {
-            if (!b->alive[i] || !b->cand[i]->feasible || keep_out[i])
+            if (!b->alive[i] || !b->cand[i]->outcome.feasible || keep_out[i])
                 continue;
             double v = slot_value(r, b, i, auc);
             if (best < 0 || v < best_value) {
@@ -430,7 +428,7 @@ static void halve(const run *r, batch *b)
 {
     int m = 0;
     for (int i = 0; i < b->n; i++)
-        m += b->alive[i] && b->cand[i]->feasible;
+        m += b->alive[i] && b->cand[i]->outcome.feasible;
     bool by_value[SE_MAX_BATCH] = {0}, by_auc[SE_MAX_BATCH] = {0};
     mark_best(r, b, false, (m + 1) / 2, by_value);
     mark_best(r, b, true, (m + 3) / 4, by_auc);
@@ -466,7 +464,7 @@ static as_code evaluate_batch(run *r, batch *b, int n_rounds, bool *interrupted,
                 r->out->evaluations_computed++;
         }
         for (int i = 0; i < b->n; i++)
-            b->alive[i] = b->alive[i] && b->done[i] && b->cand[i]->feasible;
+            b->alive[i] = b->alive[i] && b->done[i] && b->cand[i]->outcome.feasible;
         if (round + 1 < n_rounds)
             halve(r, b);
     }
@@ -488,7 +486,7 @@ static void log_objectives(const run *r, const se_candidate *c, double *v)
 /* Set the reference point from c when it is the first feasible one seen. */
 static void maybe_set_reference(run *r, const se_candidate *c)
 {
-    if (r->have_reference || !c->feasible || c->rounds == 0)
+    if (r->have_reference || !c->outcome.feasible || c->rounds == 0)
         return;
     log_objectives(r, c, r->out->reference);
     for (int k = 0; k < r->o->n_objectives; k++)
@@ -516,7 +514,7 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         const se_candidate *c = &out->candidates[i];
-        if (!c->feasible || c->rounds == 0)
+        if (!c->outcome.feasible || c->rounds == 0)
             continue;
         log_objectives(r, c, y + m * n_obj);
         index[m++] = i;
@@ -540,9 +538,12 @@ static json_t *front_point_json(const run *r, const se_candidate *c)
         const char *key;
         double value;
     } number[] = {
-        {"latency_s", c->metrics.latency_s}, {"energy_pJ", c->metrics.energy_pJ},
-        {"area_mm2", c->metrics.area_mm2},   {"power_W", c->metrics.power_W},
-        {"edp", c->metrics.edp_Js},          {"perf_per_tdp", c->metrics.perf_per_tdp},
+        {"latency_s", c->outcome.metrics.latency_s},
+        {"energy_pJ", c->outcome.metrics.energy_pJ},
+        {"area_mm2", c->outcome.metrics.area_mm2},
+        {"power_W", c->outcome.metrics.power_W},
+        {"edp", c->outcome.metrics.edp_Js},
+        {"perf_per_tdp", c->outcome.metrics.perf_per_tdp},
     };
     json_t *point = json_object();
     bool ok = point && as_json_put(point, "iteration", json_integer(c->iteration)) &&
@@ -616,7 +617,7 @@ static void report_progress(const run *r, int64_t iteration, int64_t evaluations
     };
     for (int64_t i = 0; i < out->n_candidates; i++) {
         const se_candidate *c = &out->candidates[i];
-        if (c->feasible && c->rounds > 0 && c->scalar < p.best_scalar)
+        if (c->outcome.feasible && c->rounds > 0 && c->scalar < p.best_scalar)
             p.best_scalar = c->scalar;
     }
     r->o->progress(r->o->progress_user, &p);
@@ -677,7 +678,8 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
     for (int i = 0; i < n && code == AS_OK && !*interrupted; i++) {
         se_candidate *c = b->cand[i];
         maybe_set_reference(r, c);
-        obs[i] = (se_observation){.point = c->point, .feasible = c->feasible, .scalar = c->scalar};
+        obs[i] = (se_observation){
+            .point = c->point, .feasible = c->outcome.feasible, .scalar = c->scalar};
         memcpy(obs[i].y, c->y, sizeof obs[i].y);
     }
     free(b);
@@ -707,8 +709,8 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         w->validation = workloads[k].validation;
         if (kept && !w->validation) { /* searched to the full budget already */
             int t = train++;
-            w->feasible = true;
-            w->metrics = kept->metrics[t];
+            w->outcome.feasible = true;
+            w->outcome.metrics = kept->metrics[t];
             w->graph = kept->graph[t];
             w->plan = kept->plan[t];
             w->cost = kept->cost[t];
@@ -721,9 +723,7 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         if (code == AS_OK)
             code = se_candidate_advance(&e, r->final_budget, r->o->aggregate, &r->sw, st);
         if (code == AS_OK) {
-            w->feasible = e.feasible;
-            snprintf(w->reason, sizeof w->reason, "%s", e.reason);
-            w->metrics = e.metrics;
+            w->outcome = e.outcome;
             w->graph = e.graph[0];
             /* The result takes the plan and its cost over from e. */
             w->plan = e.plan[0];

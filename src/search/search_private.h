@@ -44,8 +44,7 @@ typedef struct se_sw_options {
 typedef struct se_candidate_eval {
     se_point point;
     arch_spec arch;
-    bool feasible;
-    char reason[256];
+    se_outcome outcome; /* metrics: after the last advance */
     int64_t batch;
     int n_workloads;
     int workload[SE_MAX_WORKLOADS]; /* indices into the models */
@@ -55,9 +54,7 @@ typedef struct se_candidate_eval {
     int64_t spent;                       /* plans per workload so far */
     fu_plan plan[SE_MAX_WORKLOADS];      /* each workload's best plan after the last advance */
     fu_plan_cost cost[SE_MAX_WORKLOADS]; /*   and its cost (freed by se_candidate_release) */
-    /* After the last advance: */
-    se_metrics metrics;
-    double sw_value, sw_auc;
+    double sw_value, sw_auc;             /* after the last advance */
 } se_candidate_eval;
 
 /* Decode p and check it against the constraints and the workloads'
