@@ -364,15 +364,7 @@ static void json_run_view(const run_view *v)
     cli_json_key(&j, "run");
     json_run(&j, &v->run);
     cli_json_string_field(&j, "config", v->config);
-    cli_json_key(&j, "hypervolume_curve");
-    cli_json_begin_array(&j);
-    for (int64_t i = 0; i < v->n_curve; i++) {
-        cli_json_begin_object(&j);
-        cli_json_int_field(&j, "evaluations", v->evaluations[i]);
-        cli_json_double_field(&j, "hypervolume", v->hypervolume[i]);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
+    cli_json_hypervolume_curve(&j, v->evaluations, v->hypervolume, v->n_curve);
     cli_json_int_field(&j, "front_iteration", v->front_iteration);
     cli_json_key(&j, "front");
     cli_json_begin_array(&j);

@@ -422,15 +422,7 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
     for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
         json_workload(&j, &r->chosen_results[k]);
     cli_json_end_array(&j);
-    cli_json_key(&j, "hypervolume_curve");
-    cli_json_begin_array(&j);
-    for (int64_t k = 0; k < r->n_curve; k++) {
-        cli_json_begin_object(&j);
-        cli_json_int_field(&j, "evaluations", r->curve_evaluations[k]);
-        cli_json_double_field(&j, "hypervolume", r->curve_hypervolume[k]);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
+    cli_json_hypervolume_curve(&j, r->curve_evaluations, r->curve_hypervolume, r->n_curve);
     cli_json_key(&j, "evaluations");
     cli_json_begin_array(&j);
     for (int64_t k = 0; k < r->n_candidates; k++)

@@ -1,6 +1,7 @@
 /*
  * search_private.h -- what run.c and evaluate.c share: prepared models
- * and the software search under one hardware candidate.
+ * and the software search under one hardware candidate; and the ranking
+ * sort that pareto.c and engine.c share.
  */
 #ifndef AS_SEARCH_PRIVATE_H
 #define AS_SEARCH_PRIVATE_H
@@ -8,6 +9,18 @@
 #include "search.h"
 
 #define SE_MAX_WORKLOADS 16
+
+/* ------------------------------------------------------------ ranking */
+
+/* A value and the position it belongs to. */
+typedef struct se_ranked {
+    double value;
+    int64_t index;
+} se_ranked;
+
+/* Sort v by value, lowest first, ties by index: a total order, so the
+ * result does not depend on qsort (pareto.c). */
+void se_ranked_sort(se_ranked *v, int64_t n);
 
 /* ------------------------------------------------------------- models */
 
