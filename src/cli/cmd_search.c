@@ -319,12 +319,20 @@ static void print_text(const se_space *s, const search_cli *c, const se_result *
 /* The metrics of a design as JSON members. */
 static void json_metrics(cli_json *j, const se_metrics *m)
 {
-    cli_json_double_field(j, "latency_s", m->latency_s);
-    cli_json_double_field(j, "energy_pJ", m->energy_pJ);
-    cli_json_double_field(j, "area_mm2", m->area_mm2);
-    cli_json_double_field(j, "power_W", m->power_W);
-    cli_json_double_field(j, "edp", m->edp_Js);
-    cli_json_double_field(j, "perf_per_tdp", m->perf_per_tdp);
+    for (int i = 0; i < SE_N_METRICS; i++)
+        cli_json_double_field(j, se_metric_name(i), se_metric_value(m, i));
+}
+
+/* An outcome's members: "feasible", then "reason" or the metrics.
+ * Returns whether it was feasible. */
+static bool json_outcome(cli_json *j, const se_outcome *o)
+{
+    cli_json_bool_field(j, "feasible", o->feasible);
+    if (!o->feasible)
+        cli_json_string_field(j, "reason", o->reason);
+    else
+        json_metrics(j, &o->metrics);
+    return o->feasible;
 }
 
 /* A candidate as a JSON object: where it came from, params, metrics. */
@@ -344,11 +352,7 @@ static void json_candidate(cli_json *j, const se_space *s, const se_candidate *c
             cli_json_int_field(j, par->name, v);
     }
     cli_json_end_object(j);
-    cli_json_bool_field(j, "feasible", c->outcome.feasible);
-    if (!c->outcome.feasible)
-        cli_json_string_field(j, "reason", c->outcome.reason);
-    else
-        json_metrics(j, &c->outcome.metrics);
+    json_outcome(j, &c->outcome);
     cli_json_int_field(j, "rounds", c->rounds);
     cli_json_int_field(j, "sw_budget", c->sw_budget);
     cli_json_end_object(j);
@@ -360,13 +364,10 @@ static void json_workload(cli_json *j, const se_workload_result *w)
     cli_json_begin_object(j);
     cli_json_string_field(j, "model", w->name);
     cli_json_bool_field(j, "validation", w->validation);
-    cli_json_bool_field(j, "feasible", w->outcome.feasible);
-    if (!w->outcome.feasible) {
-        cli_json_string_field(j, "reason", w->outcome.reason);
+    if (!json_outcome(j, &w->outcome)) {
         cli_json_end_object(j);
         return;
     }
-    json_metrics(j, &w->outcome.metrics);
     cli_json_key(j, "groups");
     cli_json_begin_array(j);
     for (int32_t gid = 0; gid < w->cost.n_groups; gid++) {

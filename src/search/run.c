@@ -32,6 +32,7 @@
 #include "../store/store.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,28 @@ bool se_objective_parse(const char *s, se_objective *out)
             return true;
         }
     return false;
+}
+
+static const struct {
+    const char *name;
+    size_t offset; /* of the double in se_metrics */
+} METRIC_FIELDS[SE_N_METRICS] = {
+    {"latency_s", offsetof(se_metrics, latency_s)},
+    {"energy_pJ", offsetof(se_metrics, energy_pJ)},
+    {"area_mm2", offsetof(se_metrics, area_mm2)},
+    {"power_W", offsetof(se_metrics, power_W)},
+    {"edp", offsetof(se_metrics, edp_Js)},
+    {"perf_per_tdp", offsetof(se_metrics, perf_per_tdp)},
+};
+
+const char *se_metric_name(int i)
+{
+    return METRIC_FIELDS[i].name;
+}
+
+double se_metric_value(const se_metrics *m, int i)
+{
+    return *(const double *)((const char *)m + METRIC_FIELDS[i].offset);
 }
 
 double se_metrics_objective(const se_metrics *m, se_objective o)
@@ -534,23 +557,13 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
  * NULL when out of memory. */
 static json_t *front_point_json(const run *r, const se_candidate *c)
 {
-    const struct {
-        const char *key;
-        double value;
-    } number[] = {
-        {"latency_s", c->outcome.metrics.latency_s},
-        {"energy_pJ", c->outcome.metrics.energy_pJ},
-        {"area_mm2", c->outcome.metrics.area_mm2},
-        {"power_W", c->outcome.metrics.power_W},
-        {"edp", c->outcome.metrics.edp_Js},
-        {"perf_per_tdp", c->outcome.metrics.perf_per_tdp},
-    };
     json_t *point = json_object();
     bool ok = point && as_json_put(point, "iteration", json_integer(c->iteration)) &&
               as_json_put(point, "slot", json_integer(c->slot)) &&
               as_json_put(point, "params", se_point_params(r->space, &c->point));
-    for (size_t i = 0; ok && i < sizeof number / sizeof number[0]; i++)
-        ok = as_json_put(point, number[i].key, as_json_number(number[i].value));
+    for (int i = 0; ok && i < SE_N_METRICS; i++)
+        ok = as_json_put(point, se_metric_name(i),
+                         as_json_number(se_metric_value(&c->outcome.metrics, i)));
     if (!ok) {
         json_decref(point);
         return NULL;

@@ -173,6 +173,13 @@ typedef as_metrics se_metrics;
 /* The minimised value of objective o for m. */
 double se_metrics_objective(const se_metrics *m, se_objective o);
 
+/* The metrics as their JSON members spell them (front points, `search
+ * --json`), in this order: latency_s, energy_pJ, area_mm2, power_W, edp,
+ * perf_per_tdp.  Metric i's name, and its value in m. */
+enum { SE_N_METRICS = 6 };
+const char *se_metric_name(int i);
+double se_metric_value(const se_metrics *m, int i);
+
 /* What evaluating a design (or one workload on it) came to: the part
  * every candidate record shares (se_candidate, se_workload_result and the
  * evaluation in flight), defined once. */
