@@ -506,21 +506,15 @@ static as_code prepare_statements(store *s, as_status *st)
     return AS_OK;
 }
 
-as_code store_open(store **out, const char *path, as_status *st)
+/* Open s's connection to s->path and make it ready: the schema checked
+ * (or made), the pragmas set, the statements prepared.  On failure the
+ * caller closes s. */
+static as_code open_connection(store *s, as_status *st)
 {
-    *out = NULL;
-    size_t path_bytes = strlen(path) + 1;
-    store *s = calloc(1, sizeof *s + path_bytes);
-    if (!s)
-        return as_fail(st, AS_ENOMEM, "out of memory");
-    memcpy(s->path, path, path_bytes);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
-        as_code code =
-            s->db ? db_fail(s, st, "opening the store") : as_fail(st, AS_ENOMEM, "out of memory");
-        store_close(s);
-        return code;
-    }
+    if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK)
+        return s->db ? db_fail(s, st, "opening the store")
+                     : as_fail(st, AS_ENOMEM, "out of memory");
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* The schema is checked before the pragmas: a foreign file is refused
@@ -533,12 +527,23 @@ as_code store_open(store **out, const char *path, as_status *st)
                     "configuring the store", st);
     if (code == AS_OK)
         code = prepare_statements(s, st);
-    if (code != AS_OK) {
+    return code;
+}
+
+as_code store_open(store **out, const char *path, as_status *st)
+{
+    *out = NULL;
+    size_t path_bytes = strlen(path) + 1;
+    store *s = calloc(1, sizeof *s + path_bytes);
+    if (!s)
+        return as_fail(st, AS_ENOMEM, "out of memory");
+    memcpy(s->path, path, path_bytes);
+    as_code code = open_connection(s, st);
+    if (code == AS_OK)
+        *out = s;
+    else
         store_close(s);
-        return code;
-    }
-    *out = s;
-    return AS_OK;
+    return code;
 }
 
 void store_close(store *s)
