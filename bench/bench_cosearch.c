@@ -40,9 +40,9 @@ static bool bench_one(const se_space *s, const char *model, se_algo algo, uint64
     double hv = r.n_curve ? r.curve_hypervolume[r.n_curve - 1] : 0;
     double best_edp = INFINITY;
     for (int64_t i = 1; i < r.n_candidates; i++)
-        if (r.candidates[i].feasible && r.candidates[i].metrics.edp_Js < best_edp)
-            best_edp = r.candidates[i].metrics.edp_Js;
-    double chosen_edp = r.chosen >= 0 ? r.candidates[r.chosen].metrics.edp_Js : NAN;
+        if (r.candidates[i].outcome.feasible && r.candidates[i].outcome.metrics.edp_Js < best_edp)
+            best_edp = r.candidates[i].outcome.metrics.edp_Js;
+    double chosen_edp = r.chosen >= 0 ? r.candidates[r.chosen].outcome.metrics.edp_Js : NAN;
     printf("%-14s %-7s %4llu %10.4f %12.4e %12.4e %8lld %8.1f\n", model, se_algo_name(algo),
            (unsigned long long)seed, hv, best_edp, chosen_edp, (long long)r.evaluations_computed,
            r.seconds);

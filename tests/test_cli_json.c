@@ -147,7 +147,7 @@ static void test_store_export_invalid_utf8(void **state)
     as_status st;
     as_status_clear(&st);
     store_row row = {.feasible = false,
-                     .latency_s = 0.1,
+                     .metrics.latency_s = 0.1,
                      .params_json = "{\"pe\xFF\": \"glb\xFF\"}",
                      .detail_json = "{\"workloads\": [{\"model\": \"net\xFF\"}]}"};
     snprintf(row.reason, sizeof row.reason, "layer \xFF too large");

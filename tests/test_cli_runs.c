@@ -54,7 +54,7 @@ static void put_row(store *s, int64_t run, int64_t iteration, int slot, int roun
                    .round = round,
                    .feasible = true,
                    .sw_budget = 10 * (round + 1),
-                   .latency_s = 1e-3 * (slot + 1),
+                   .metrics.latency_s = 1e-3 * (slot + 1),
                    .params_json = params};
     snprintf(r.point, sizeof r.point, "%d,%d", (int)iteration, slot);
     as_status st;
@@ -188,7 +188,7 @@ static void test_show(void **state)
     runf(&r, NULL, "runs show 1 --json --db '%s'", db);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "\"summary\": \"casco, tiny space, resnet50, budget 4\"");
-    expect_in(r.out, "\"config\": \"algo: casco\\u000aspace: tiny\\u000a\"");
+    expect_in(r.out, "\"config\": \"algo: casco\\nspace: tiny\\n\"");
     expect_in(r.out, "\"hypervolume_curve\": [");
     expect_in(r.out, "\"front_iteration\": 1,");
     expect_in(r.out, "\"pe_x\": 14,");

@@ -142,8 +142,10 @@ static void test_sigkill_and_resume(void **state)
         assert_int_equal(a.row[i].slot, b.row[i].slot);
         assert_int_equal(a.row[i].round, b.row[i].round);
         assert_string_equal(a.row[i].point, b.row[i].point);
-        assert_memory_equal(&a.row[i].latency_s, &b.row[i].latency_s, sizeof(double));
-        assert_memory_equal(&a.row[i].energy_pJ, &b.row[i].energy_pJ, sizeof(double));
+        assert_memory_equal(&a.row[i].metrics.latency_s, &b.row[i].metrics.latency_s,
+                            sizeof(double));
+        assert_memory_equal(&a.row[i].metrics.energy_pJ, &b.row[i].metrics.energy_pJ,
+                            sizeof(double));
         assert_memory_equal(&a.row[i].sw_value, &b.row[i].sw_value, sizeof(double));
     }
     for (int64_t i = 0; i < before.n; i++) {

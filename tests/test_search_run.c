@@ -209,10 +209,10 @@ static void test_run_same_at_1_and_2_threads(void **state)
     for (int64_t i = 0; i < one.n_candidates; i++) {
         const se_candidate *a = &one.candidates[i], *b = &two.candidates[i];
         assert_true(se_point_equal(&s, &a->point, &b->point));
-        assert_int_equal(a->feasible, b->feasible);
+        assert_int_equal(a->outcome.feasible, b->outcome.feasible);
         assert_int_equal(a->rounds, b->rounds);
-        assert_memory_equal(&a->metrics, &b->metrics, sizeof a->metrics);
-        feasible += a->feasible;
+        assert_memory_equal(&a->outcome.metrics, &b->outcome.metrics, sizeof a->outcome.metrics);
+        feasible += a->outcome.feasible;
     }
     assert_true(feasible >= 2);
     assert_int_equal(one.n_front, two.n_front);
@@ -247,7 +247,7 @@ static void test_successive_halving_rounds(void **state)
             if (c->iteration != it)
                 continue;
             /* A design found infeasible only in round 2 counts as feasible in round 1. */
-            m += c->feasible || c->rounds == 2;
+            m += c->outcome.feasible || c->rounds == 2;
             promoted += c->rounds == 2;
             assert_true(c->rounds == 1 || c->rounds == 2);
         }

@@ -243,6 +243,11 @@ void cli_json_eval_members(cli_json *j, const arch_spec *a, const map_eval *e);
 void cli_print_mapping(const arch_spec *a, const char (*dim_names)[16], const map_mapping *m);
 void cli_json_mapping(cli_json *j, const arch_spec *a, const char (*dim_names)[16],
                       const map_mapping *m);
+/* A co-design run's hypervolume after each iteration, as the member
+ * "hypervolume_curve": [{"evaluations": ..., "hypervolume": ...}, ...]
+ * (report.c, shared by search and runs show). */
+void cli_json_hypervolume_curve(cli_json *j, const int64_t *evaluations, const double *hypervolume,
+                                int64_t n);
 
 /* Wall-clock seconds from an arbitrary start (progress.c), for the
  * "seconds" a command reports and eval's evaluations per second. */

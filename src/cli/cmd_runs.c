@@ -170,169 +170,107 @@ static as_code find_run(store *s, const char *db, int64_t id, store_run *out, as
 
 /* ------------------------------------------------------------------ front */
 
-/* One member of a front point: its text as store_json_members gives it. */
-typedef struct front_cell {
-    int64_t item; /* the point */
-    int key;      /* index into front_table.keys */
-    const char *text;
-    bool quoted;
-} front_cell;
-
 /*
  * A front (an array of points, each an object whose "params" member holds
- * the design's parameters) as a table: one row per point, one column per
- * member, the parameters flattened in (store_json_members does that), in
- * the order they first appear.  Strings live in the arena.
+ * the design's parameters) as a table: one row per point (flat objects,
+ * the parameters lifted in by store_json_items), one column per member in
+ * the order they first appear.
  */
 typedef struct front_table {
-    as_arena arena;
-    const char **keys;
-    int n_keys;
-    front_cell *cells; /* in order: point by point */
-    int64_t n_cells, cap_cells;
-    int64_t n_items;
-    bool out_of_memory;
+    json_t *points;  /* flat objects */
+    json_t *columns; /* their keys, in order of first appearance */
 } front_table;
 
-/* First pass: how many cells there are (cap_cells). */
-static bool count_cell(void *user, int64_t item, const char *key, const char *value, bool quoted)
-{
-    ((front_table *)user)->cap_cells++;
-    return true;
-}
-
-/* Second pass: keep the cell, in its column (a new one for a new key).
- * k == n_keys afterwards means the new column's name could not be kept. */
-static bool add_cell(void *user, int64_t item, const char *key, const char *value, bool quoted)
-{
-    front_table *t = user;
-    int k = 0;
-    while (k < t->n_keys && strcmp(t->keys[k], key) != 0)
-        k++;
-    if (k == t->n_keys && (t->keys[k] = as_arena_strdup(&t->arena, key)))
-        t->n_keys++;
-    const char *text = as_arena_strdup(&t->arena, value);
-    if (!text || k == t->n_keys || t->n_cells == t->cap_cells) {
-        t->out_of_memory = true;
-        return false;
-    }
-    t->cells[t->n_cells++] = (front_cell){item, k, text, quoted};
-    t->n_items = item + 1;
-    return true;
-}
-
-/* Read front_json into t: a first pass counts the cells, the second keeps
- * them (at most one new column per cell). */
+/* Read front_json into t. */
 static as_code front_table_read(front_table *t, const char *front_json, const char *what,
                                 as_status *st)
 {
-    as_arena_init(&t->arena);
-    as_code code = store_json_members(front_json, what, count_cell, t, st);
-    if (code != AS_OK)
-        return code;
-    size_t n = (size_t)t->cap_cells;
-    t->cells = as_arena_alloc(&t->arena, n * sizeof *t->cells + 1);
-    t->keys = as_arena_alloc(&t->arena, n * sizeof *t->keys + 1);
-    if (!t->cells || !t->keys)
-        return as_fail(st, AS_ENOMEM, "out of memory");
-    code = store_json_members(front_json, what, add_cell, t, st);
-    if (code == AS_OK && t->out_of_memory)
-        code = as_fail(st, AS_ENOMEM, "out of memory");
-    return code;
+    as_code code = store_json_items(front_json, what, &t->points, st);
+    bool ok = code != AS_OK || (t->columns = json_object()) != NULL;
+    for (size_t i = 0; ok && code == AS_OK && i < json_array_size(t->points); i++)
+        ok = json_object_update_missing(t->columns, json_array_get(t->points, i)) == 0;
+    return ok ? code : as_fail(st, AS_ENOMEM, "out of memory");
 }
 
-/* Whether text is all of one number (JSON's numbers are a subset). */
-static bool is_number(const char *text, double *v)
+/* A cell as the table shows it (malloc'd; NULL when out of memory):
+ * numbers to 6 digits, a string as itself, anything else as its JSON
+ * text; "-" where the point has no such member. */
+static char *cell_text(const json_t *v)
 {
-    char *end;
-    *v = strtod(text, &end);
-    return *text && !*end;
-}
-
-/* A cell as the table shows it: numbers to 6 digits, the rest as is. */
-static const char *cell_text(const front_cell *c, char buf[32])
-{
-    double v;
-    if (c->quoted || !is_number(c->text, &v))
-        return c->text;
-    snprintf(buf, 32, "%.6g", v);
-    return buf;
+    char number[32];
+    if (json_is_number(v)) {
+        snprintf(number, sizeof number, "%.6g", json_number_value(v));
+        return strdup(number);
+    }
+    if (!v || json_is_string(v))
+        return strdup(v ? json_string_value(v) : "-");
+    return as_json_text(v, 0);
 }
 
 /* A cell as a JSON value of its own type; a nested object or array (not
  * flattened) goes as its text. */
-static void json_cell(cli_json *j, const front_cell *c)
+static void json_cell(cli_json *j, const json_t *v)
 {
-    double v;
-    if (c->quoted)
-        cli_json_string(j, c->text);
-    else if (!strcmp(c->text, "true") || !strcmp(c->text, "false"))
-        cli_json_bool(j, c->text[0] == 't');
-    else if (!strcmp(c->text, "null"))
+    char *text;
+    if (json_is_string(v))
+        cli_json_string(j, json_string_value(v));
+    else if (json_is_boolean(v))
+        cli_json_bool(j, json_is_true(v));
+    else if (json_is_null(v))
         cli_json_null(j);
-    else if (is_number(c->text, &v))
-        cli_json_double(j, v);
-    else
-        cli_json_string(j, c->text);
-}
-
-/* Each point of t, through visit: row[k] is the point's cell of column k,
- * NULL where it has none (row has room for every column). */
-static void each_point(const front_table *t, const front_cell **row,
-                       void (*visit)(void *user, const front_table *t, const front_cell **row),
-                       void *user)
-{
-    int64_t c = 0;
-    for (int64_t item = 0; item < t->n_items; item++) {
-        memset(row, 0, (size_t)t->n_keys * sizeof *row);
-        for (; c < t->n_cells && t->cells[c].item == item; c++)
-            row[t->cells[c].key] = &t->cells[c];
-        visit(user, t, row);
+    else if (json_is_number(v))
+        cli_json_double(j, json_number_value(v));
+    else if ((text = as_json_text(v, 0))) {
+        cli_json_string(j, text);
+        free(text);
     }
 }
 
-/* Widest text of each column, header included. */
-static void measure_point(void *user, const front_table *t, const front_cell **row)
+/* Each point's cells as the table shows them: with print, a line padded
+ * to width; without, width grows to the widest (header included before). */
+static void each_cell_line(const front_table *t, int *width, bool print)
 {
-    int *width = user;
-    char buf[32];
-    for (int k = 0; k < t->n_keys; k++) {
-        int n = row[k] ? (int)strlen(cell_text(row[k], buf)) : 1;
-        width[k] = n > width[k] ? n : width[k];
-    }
-}
-
-static void print_point(void *user, const front_table *t, const front_cell **row)
-{
-    const int *width = user;
-    char buf[32];
-    for (int k = 0; k < t->n_keys; k++)
-        printf("  %-*s", width[k], row[k] ? cell_text(row[k], buf) : "-");
-    putchar('\n');
-}
-
-static void json_point(void *user, const front_table *t, const front_cell **row)
-{
-    cli_json *j = user;
-    cli_json_begin_object(j);
-    for (int k = 0; k < t->n_keys; k++)
-        if (row[k]) {
-            cli_json_key(j, t->keys[k]);
-            json_cell(j, row[k]);
+    size_t i;
+    json_t *point;
+    json_array_foreach(t->points, i, point)
+    {
+        int k = 0;
+        const char *key;
+        json_t *unused;
+        json_object_foreach(t->columns, key, unused)
+        {
+            char *text = cell_text(json_object_get(point, key));
+            int n = text ? (int)strlen(text) : 0;
+            if (print)
+                printf("  %-*s", width[k], text ? text : "");
+            else
+                width[k] = n > width[k] ? n : width[k];
+            free(text);
+            k++;
         }
-    cli_json_end_object(j);
+        if (print)
+            putchar('\n');
+    }
 }
 
-static void print_front_table(const front_table *t, int *width, const front_cell **row)
+static void print_front_table(const front_table *t, int *width)
 {
-    for (int k = 0; k < t->n_keys; k++)
-        width[k] = (int)strlen(t->keys[k]);
-    each_point(t, row, measure_point, width);
-    width[t->n_keys - 1] = 0; /* no padding at the end of a line */
-    for (int k = 0; k < t->n_keys; k++)
-        printf("  %-*s", width[k], t->keys[k]);
+    int k = 0;
+    const char *key;
+    json_t *unused;
+    json_object_foreach(t->columns, key, unused)
+    {
+        width[k++] = (int)strlen(key);
+    }
+    each_cell_line(t, width, false);
+    width[k - 1] = 0; /* no padding at the end of a line */
+    k = 0;
+    json_object_foreach(t->columns, key, unused)
+    {
+        printf("  %-*s", width[k++], key);
+    }
     putchar('\n');
-    each_point(t, row, print_point, width);
+    each_cell_line(t, width, true);
 }
 
 /* ------------------------------------------------------------------- show */
@@ -345,8 +283,7 @@ typedef struct run_view {
     double *hypervolume;
     int64_t front_iteration; /* -1: no front yet */
     front_table front;
-    int *width;             /* per front column */
-    const front_cell **row; /* per front column */
+    int *width; /* per front column */
 } run_view;
 
 static as_code read_run_view(store *s, const char *db, run_view *v, as_status *st)
@@ -364,9 +301,8 @@ static as_code read_run_view(store *s, const char *db, run_view *v, as_status *s
     if (code == AS_OK && front_json)
         code = front_table_read(&v->front, front_json, what, st);
     free(front_json);
-    size_t n_keys = (size_t)v->front.n_keys + 1;
-    if (code == AS_OK && (!(v->width = calloc(n_keys, sizeof *v->width)) ||
-                          !(v->row = calloc(n_keys, sizeof *v->row))))
+    size_t n_keys = json_object_size(v->front.columns) + 1;
+    if (code == AS_OK && !(v->width = calloc(n_keys, sizeof *v->width)))
         code = as_fail(st, AS_ENOMEM, "out of memory");
     return code;
 }
@@ -376,9 +312,9 @@ static void free_run_view(run_view *v)
     free(v->config);
     free(v->evaluations);
     free(v->hypervolume);
-    as_arena_free(&v->front.arena);
+    json_decref(v->front.points);
+    json_decref(v->front.columns);
     free(v->width);
-    free(v->row);
 }
 
 /* s with every line indented, for the configuration. */
@@ -413,10 +349,11 @@ static void print_run_view(const run_view *v)
         printf("\nno front stored yet\n");
         return;
     }
-    printf("\nfront after iteration %lld: %lld design%s\n", (long long)v->front_iteration,
-           (long long)v->front.n_items, v->front.n_items == 1 ? "" : "s");
-    if (v->front.n_items > 0)
-        print_front_table(&v->front, v->width, v->row);
+    size_t n_points = json_array_size(v->front.points);
+    printf("\nfront after iteration %lld: %zu design%s\n", (long long)v->front_iteration, n_points,
+           n_points == 1 ? "" : "s");
+    if (n_points > 0 && json_object_size(v->front.columns) > 0)
+        print_front_table(&v->front, v->width);
 }
 
 static void json_run_view(const run_view *v)
@@ -427,19 +364,26 @@ static void json_run_view(const run_view *v)
     cli_json_key(&j, "run");
     json_run(&j, &v->run);
     cli_json_string_field(&j, "config", v->config);
-    cli_json_key(&j, "hypervolume_curve");
-    cli_json_begin_array(&j);
-    for (int64_t i = 0; i < v->n_curve; i++) {
-        cli_json_begin_object(&j);
-        cli_json_int_field(&j, "evaluations", v->evaluations[i]);
-        cli_json_double_field(&j, "hypervolume", v->hypervolume[i]);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
+    cli_json_hypervolume_curve(&j, v->evaluations, v->hypervolume, v->n_curve);
     cli_json_int_field(&j, "front_iteration", v->front_iteration);
     cli_json_key(&j, "front");
     cli_json_begin_array(&j);
-    each_point(&v->front, v->row, json_point, &j);
+    size_t i;
+    json_t *point;
+    json_array_foreach(v->front.points, i, point)
+    {
+        const char *key;
+        json_t *unused, *value;
+        cli_json_begin_object(&j);
+        json_object_foreach(v->front.columns, key, unused) /* in the table's order */
+        {
+            if ((value = json_object_get(point, key))) {
+                cli_json_key(&j, key);
+                json_cell(&j, value);
+            }
+        }
+        cli_json_end_object(&j);
+    }
     cli_json_end_array(&j);
     cli_json_end_object(&j);
 }

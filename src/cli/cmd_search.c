@@ -245,11 +245,11 @@ static void print_front(const se_space *s, const se_result *r)
         const se_candidate *c = &r->candidates[r->front[k]];
         char params[512];
         params_text(s, &c->point, params, sizeof params);
-        printf("  %4lld %4d  %11.4f %11.4f %9.4f %8.4f %12.4e %12.4g  %s%s\n",
-               (long long)c->iteration, c->slot, c->metrics.latency_s * 1e3,
-               c->metrics.energy_pJ * 1e-9, c->metrics.area_mm2, c->metrics.power_W,
-               c->metrics.edp_Js, c->metrics.perf_per_tdp, params,
-               r->front[k] == r->chosen ? "  <- chosen" : "");
+        printf(
+            "  %4lld %4d  %11.4f %11.4f %9.4f %8.4f %12.4e %12.4g  %s%s\n", (long long)c->iteration,
+            c->slot, c->outcome.metrics.latency_s * 1e3, c->outcome.metrics.energy_pJ * 1e-9,
+            c->outcome.metrics.area_mm2, c->outcome.metrics.power_W, c->outcome.metrics.edp_Js,
+            c->outcome.metrics.perf_per_tdp, params, r->front[k] == r->chosen ? "  <- chosen" : "");
     }
 }
 
@@ -257,13 +257,13 @@ static void print_front(const se_space *s, const se_result *r)
 static void print_workload(const se_workload_result *w)
 {
     printf("\n%s (%s): ", w->name, w->validation ? "validation" : "training");
-    if (!w->feasible) {
-        printf("infeasible: %s\n", w->reason);
+    if (!w->outcome.feasible) {
+        printf("infeasible: %s\n", w->outcome.reason);
         return;
     }
     printf("latency %.4f ms, energy %.4f mJ, EDP %.4e J*s, %d fusion groups\n",
-           w->metrics.latency_s * 1e3, w->metrics.energy_pJ * 1e-9, w->metrics.edp_Js,
-           w->cost.n_groups);
+           w->outcome.metrics.latency_s * 1e3, w->outcome.metrics.energy_pJ * 1e-9,
+           w->outcome.metrics.edp_Js, w->cost.n_groups);
     printf("  %5s %12s %12s %12s  %s\n", "group", "cycles", "energy uJ", "DRAM KiB", "layers");
     for (int32_t gid = 0; gid < w->cost.n_groups; gid++) {
         const fu_group_cost *gc = &w->cost.groups[gid];
@@ -302,14 +302,16 @@ static void print_text(const se_space *s, const search_cli *c, const se_result *
            (long long)chosen->iteration, chosen->slot, params);
     printf("  area %.4f mm2, TDP %.4f W, latency %.4f ms, energy %.4f mJ, EDP %.4e J*s, "
            "perf/TDP %.4g /s/W\n",
-           chosen->metrics.area_mm2, chosen->metrics.power_W, chosen->metrics.latency_s * 1e3,
-           chosen->metrics.energy_pJ * 1e-9, chosen->metrics.edp_Js, chosen->metrics.perf_per_tdp);
-    if (base->feasible && base->rounds > 0)
+           chosen->outcome.metrics.area_mm2, chosen->outcome.metrics.power_W,
+           chosen->outcome.metrics.latency_s * 1e3, chosen->outcome.metrics.energy_pJ * 1e-9,
+           chosen->outcome.metrics.edp_Js, chosen->outcome.metrics.perf_per_tdp);
+    if (base->outcome.feasible && base->rounds > 0)
         printf("  against the %s baseline: latency x%.3f, energy x%.3f, area x%.3f, EDP x%.3f\n",
-               s->baseline_name, chosen->metrics.latency_s / base->metrics.latency_s,
-               chosen->metrics.energy_pJ / base->metrics.energy_pJ,
-               chosen->metrics.area_mm2 / base->metrics.area_mm2,
-               chosen->metrics.edp_Js / base->metrics.edp_Js);
+               s->baseline_name,
+               chosen->outcome.metrics.latency_s / base->outcome.metrics.latency_s,
+               chosen->outcome.metrics.energy_pJ / base->outcome.metrics.energy_pJ,
+               chosen->outcome.metrics.area_mm2 / base->outcome.metrics.area_mm2,
+               chosen->outcome.metrics.edp_Js / base->outcome.metrics.edp_Js);
     for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
         print_workload(&r->chosen_results[k]);
 }
@@ -317,12 +319,20 @@ static void print_text(const se_space *s, const search_cli *c, const se_result *
 /* The metrics of a design as JSON members. */
 static void json_metrics(cli_json *j, const se_metrics *m)
 {
-    cli_json_double_field(j, "latency_s", m->latency_s);
-    cli_json_double_field(j, "energy_pJ", m->energy_pJ);
-    cli_json_double_field(j, "area_mm2", m->area_mm2);
-    cli_json_double_field(j, "power_W", m->power_W);
-    cli_json_double_field(j, "edp", m->edp_Js);
-    cli_json_double_field(j, "perf_per_tdp", m->perf_per_tdp);
+    for (int i = 0; i < SE_N_METRICS; i++)
+        cli_json_double_field(j, se_metric_name(i), se_metric_value(m, i));
+}
+
+/* An outcome's members: "feasible", then "reason" or the metrics.
+ * Returns whether it was feasible. */
+static bool json_outcome(cli_json *j, const se_outcome *o)
+{
+    cli_json_bool_field(j, "feasible", o->feasible);
+    if (!o->feasible)
+        cli_json_string_field(j, "reason", o->reason);
+    else
+        json_metrics(j, &o->metrics);
+    return o->feasible;
 }
 
 /* A candidate as a JSON object: where it came from, params, metrics. */
@@ -342,11 +352,7 @@ static void json_candidate(cli_json *j, const se_space *s, const se_candidate *c
             cli_json_int_field(j, par->name, v);
     }
     cli_json_end_object(j);
-    cli_json_bool_field(j, "feasible", c->feasible);
-    if (!c->feasible)
-        cli_json_string_field(j, "reason", c->reason);
-    else
-        json_metrics(j, &c->metrics);
+    json_outcome(j, &c->outcome);
     cli_json_int_field(j, "rounds", c->rounds);
     cli_json_int_field(j, "sw_budget", c->sw_budget);
     cli_json_end_object(j);
@@ -358,13 +364,10 @@ static void json_workload(cli_json *j, const se_workload_result *w)
     cli_json_begin_object(j);
     cli_json_string_field(j, "model", w->name);
     cli_json_bool_field(j, "validation", w->validation);
-    cli_json_bool_field(j, "feasible", w->feasible);
-    if (!w->feasible) {
-        cli_json_string_field(j, "reason", w->reason);
+    if (!json_outcome(j, &w->outcome)) {
         cli_json_end_object(j);
         return;
     }
-    json_metrics(j, &w->metrics);
     cli_json_key(j, "groups");
     cli_json_begin_array(j);
     for (int32_t gid = 0; gid < w->cost.n_groups; gid++) {
@@ -420,15 +423,7 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
     for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
         json_workload(&j, &r->chosen_results[k]);
     cli_json_end_array(&j);
-    cli_json_key(&j, "hypervolume_curve");
-    cli_json_begin_array(&j);
-    for (int64_t k = 0; k < r->n_curve; k++) {
-        cli_json_begin_object(&j);
-        cli_json_int_field(&j, "evaluations", r->curve_evaluations[k]);
-        cli_json_double_field(&j, "hypervolume", r->curve_hypervolume[k]);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
+    cli_json_hypervolume_curve(&j, r->curve_evaluations, r->curve_hypervolume, r->n_curve);
     cli_json_key(&j, "evaluations");
     cli_json_begin_array(&j);
     for (int64_t k = 0; k < r->n_candidates; k++)

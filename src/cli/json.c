@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How the CLI lays its JSON out: indented, control characters \u00xx. */
-#define CLI_JSON_LAYOUT (AS_JSON_INDENT | AS_JSON_U_ESCAPES)
+/* How the CLI lays its JSON out: indented (strings escaped as everywhere). */
+#define CLI_JSON_LAYOUT AS_JSON_INDENT
 
 void cli_json_init(cli_json *j, FILE *out)
 {

@@ -1,7 +1,8 @@
 /*
  * report.c -- how the CLI shows evaluations and mappings, shared by
  * `eval` and `map`: a table like Timeloop's summary, a loop nest like its
- * map.txt, and the same figures as JSON members.
+ * map.txt, and the same figures as JSON members; and a co-design run's
+ * hypervolume curve, shared by `search` and `runs show`.
  */
 #include "cli.h"
 
@@ -137,6 +138,20 @@ void cli_json_mapping(cli_json *j, const arch_spec *a, const char (*dim_names)[1
             if (ml->keep[d])
                 cli_json_string(j, dataspace_names[d]);
         cli_json_end_array(j);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+}
+
+void cli_json_hypervolume_curve(cli_json *j, const int64_t *evaluations, const double *hypervolume,
+                                int64_t n)
+{
+    cli_json_key(j, "hypervolume_curve");
+    cli_json_begin_array(j);
+    for (int64_t i = 0; i < n; i++) {
+        cli_json_begin_object(j);
+        cli_json_int_field(j, "evaluations", evaluations[i]);
+        cli_json_double_field(j, "hypervolume", hypervolume[i]);
         cli_json_end_object(j);
     }
     cli_json_end_array(j);

@@ -163,14 +163,13 @@ as_code as_json_parse(const char *text, const char *what, json_t **out, as_statu
 /* How as_json_dump lays text out.  Without AS_JSON_INDENT everything is on
  * one line, members as "key": value separated by ", ". */
 enum {
-    AS_JSON_INDENT = 1,   /* members and items on lines of their own, two spaces per
-                           * level; an array of numbers only stays on one line */
-    AS_JSON_U_ESCAPES = 2 /* every control character as \u00xx (the CLI's spelling),
-                           * not \n, \t, ... */
+    AS_JSON_INDENT = 1 /* members and items on lines of their own, two spaces per
+                        * level; an array of numbers only stays on one line */
 };
 
 /* Write v to f: reals by as_format_double, keys in insertion order,
- * strings escaped.  False when writing failed. */
+ * strings escaped by jansson's own encoder (\n, \t, \" ... and \u00xx for
+ * the other control characters).  False when writing failed. */
 bool as_json_dump(FILE *f, const json_t *v, unsigned flags);
 /* The same into a malloc'd string; NULL when out of memory. */
 char *as_json_text(const json_t *v, unsigned flags);

@@ -155,27 +155,21 @@ as_code as_json_parse(const char *text, const char *what, json_t **out, as_statu
 
 /* ---------------------------------------------------------------- dump */
 
-/* A string's text between its quotes: quotes and backslashes escaped,
- * control characters as \n-style escapes or, with AS_JSON_U_ESCAPES,
- * all as \u00xx.  The string is UTF-8 already (jansson checks). */
-static void dump_string(FILE *f, const char *s, unsigned flags)
+/* A string (a jansson string, valid UTF-8) in quotes, escaped by
+ * jansson's own encoder: quotes, backslashes and control characters (\n,
+ * \t, ... and \u00xx for the rest). */
+static bool dump_string(FILE *f, const json_t *string)
 {
-    static const char short_escapes[] = "\bb\ff\nn\rr\tt";
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        const char *e = *p < 0x20 && !(flags & AS_JSON_U_ESCAPES)
-                            ? memchr(short_escapes, *p, sizeof short_escapes - 1)
-                            : NULL;
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (e)
-            fprintf(f, "\\%c", e[1]);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    return json_dumpf(string, f, JSON_ENCODE_ANY) == 0;
+}
+
+/* A member's key, the same way. */
+static bool dump_key(FILE *f, const char *key)
+{
+    json_t *string = json_string_nocheck(key); /* an object's keys are UTF-8 already */
+    bool ok = string && dump_string(f, string);
+    json_decref(string);
+    return ok;
 }
 
 /* Whether every item of array is a number: such an array (a shape, a
@@ -203,27 +197,28 @@ static void separate(FILE *f, size_t index, bool one_line, int depth)
         fprintf(f, "\n%*s", 2 * depth, "");
 }
 
-static void dump_value(FILE *f, const json_t *v, unsigned flags, int depth);
+static bool dump_value(FILE *f, const json_t *v, unsigned flags, int depth);
 
-static void dump_array(FILE *f, const json_t *v, unsigned flags, int depth)
+static bool dump_array(FILE *f, const json_t *v, unsigned flags, int depth)
 {
-    bool one_line = !(flags & AS_JSON_INDENT) || all_numbers(v);
+    bool one_line = !(flags & AS_JSON_INDENT) || all_numbers(v), ok = true;
     size_t i;
     const json_t *item;
     fputc('[', f);
     json_array_foreach(v, i, item)
     {
         separate(f, i, one_line, depth + 1);
-        dump_value(f, item, flags, depth + 1);
+        ok = ok && dump_value(f, item, flags, depth + 1);
     }
     if (!one_line && json_array_size(v) > 0)
         fprintf(f, "\n%*s", 2 * depth, "");
     fputc(']', f);
+    return ok;
 }
 
-static void dump_object(FILE *f, const json_t *v, unsigned flags, int depth)
+static bool dump_object(FILE *f, const json_t *v, unsigned flags, int depth)
 {
-    bool one_line = !(flags & AS_JSON_INDENT);
+    bool one_line = !(flags & AS_JSON_INDENT), ok = true;
     size_t i = 0;
     const char *key;
     const json_t *member;
@@ -231,28 +226,27 @@ static void dump_object(FILE *f, const json_t *v, unsigned flags, int depth)
     json_object_foreach((json_t *)v, key, member)
     {
         separate(f, i++, one_line, depth + 1);
-        dump_string(f, key, flags);
+        ok = ok && dump_key(f, key);
         fputs(": ", f);
-        dump_value(f, member, flags, depth + 1);
+        ok = ok && dump_value(f, member, flags, depth + 1);
     }
     if (!one_line && i > 0)
         fprintf(f, "\n%*s", 2 * depth, "");
     fputc('}', f);
+    return ok;
 }
 
-static void dump_value(FILE *f, const json_t *v, unsigned flags, int depth)
+/* v to f; false when out of memory (a key could not be encoded). */
+static bool dump_value(FILE *f, const json_t *v, unsigned flags, int depth)
 {
     char number[AS_DOUBLE_TEXT_BYTES];
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        dump_object(f, v, flags, depth);
-        break;
+        return dump_object(f, v, flags, depth);
     case JSON_ARRAY:
-        dump_array(f, v, flags, depth);
-        break;
+        return dump_array(f, v, flags, depth);
     case JSON_STRING:
-        dump_string(f, json_string_value(v), flags);
-        break;
+        return dump_string(f, v);
     case JSON_INTEGER:
         fprintf(f, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         break;
@@ -269,12 +263,13 @@ static void dump_value(FILE *f, const json_t *v, unsigned flags, int depth)
         fputs("null", f);
         break;
     }
+    return true;
 }
 
 bool as_json_dump(FILE *f, const json_t *v, unsigned flags)
 {
-    dump_value(f, v, flags, 0);
-    return !ferror(f);
+    bool ok = dump_value(f, v, flags, 0);
+    return ok && !ferror(f);
 }
 
 char *as_json_text(const json_t *v, unsigned flags)

@@ -34,7 +34,7 @@
  * avoid them; the swarm and the GA rank them last.  Before the first
  * feasible point the surrogate engines keep sampling Sobol points.
  */
-#include "search.h"
+#include "search_private.h"
 
 #include <gsl/gsl_qrng.h>
 #include <math.h>
@@ -532,25 +532,9 @@ static as_code propose_swarm(se_engine *e, int n, se_point *out, as_status *st)
 
 /* ------------------------------------------------------------------ GA */
 
-/* An observation's place in the GA's ranking. */
-typedef struct ranked_obs {
-    double value; /* scalar, +inf when infeasible */
-    int64_t index;
-} ranked_obs;
-
-/* Lower value first, ties by index (a total order: qsort is then
- * deterministic). */
-static int by_value(const void *pa, const void *pb)
-{
-    const ranked_obs *a = pa, *b = pb;
-    if (a->value != b->value)
-        return a->value < b->value ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
 /* A parent: the better of two observations drawn among the best
  * `pool` ones (by scalar, infeasible last). */
-static int64_t tournament(as_rng *r, const ranked_obs *ranked, int64_t pool)
+static int64_t tournament(as_rng *r, const se_ranked *ranked, int64_t pool)
 {
     uint64_t a = as_rng_next(r) % (uint64_t)pool, b = as_rng_next(r) % (uint64_t)pool;
     return ranked[a < b ? a : b].index; /* the better ranked of the two */
@@ -585,12 +569,12 @@ static as_code propose_ga(se_engine *e, int n, se_point *out, as_status *st)
         propose_filling(e, n, false, out);
         return AS_OK;
     }
-    ranked_obs *ranked = malloc((size_t)e->n_obs * sizeof *ranked);
+    se_ranked *ranked = malloc((size_t)e->n_obs * sizeof *ranked);
     if (!ranked)
         return as_fail(st, AS_ENOMEM, "out of memory for the GA's ranking");
     for (int64_t i = 0; i < e->n_obs; i++)
-        ranked[i] = (ranked_obs){scalar_value(&e->obs[i]), i};
-    qsort(ranked, (size_t)e->n_obs, sizeof *ranked, by_value);
+        ranked[i] = (se_ranked){scalar_value(&e->obs[i]), i};
+    se_ranked_sort(ranked, e->n_obs); /* by scalar, infeasible (+inf) last */
     for (int i = 0; i < n; i++) {
         as_rng r = rng_stream(e->o.seed, e->proposals + (uint64_t)i);
         int64_t mother = tournament(&r, ranked, population);

@@ -182,26 +182,27 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
     c->point = *p;
     c->n_workloads = n_workloads;
     memcpy(c->workload, workloads, (size_t)n_workloads * sizeof *workloads);
-    se_space_decode(s, p, &c->arch, &c->feasible, c->reason, sizeof c->reason);
+    se_space_decode(s, p, &c->arch, &c->outcome.feasible, c->outcome.reason,
+                    sizeof c->outcome.reason);
     c->batch = c->arch.native_batch > 0 ? c->arch.native_batch : 1;
     int64_t capacity = take_offchip_capacity(&c->arch);
-    c->metrics.area_mm2 = arch_area_mm2(&c->arch);
-    c->metrics.power_W = arch_peak_power_W(&c->arch);
+    c->outcome.metrics.area_mm2 = arch_area_mm2(&c->arch);
+    c->outcome.metrics.power_W = arch_peak_power_W(&c->arch);
     c->sw_value = c->sw_auc = INFINITY;
-    for (int k = 0; c->feasible && k < n_workloads; k++) {
+    for (int k = 0; c->outcome.feasible && k < n_workloads; k++) {
         int64_t footprint;
         as_code code = se_models_get(m, workloads[k], c->batch, &c->graph[k], &footprint, st);
         if (code != AS_OK)
             return code;
         if (capacity > 0 && footprint > capacity) {
-            c->feasible = false;
+            c->outcome.feasible = false;
             snprintf(
-                c->reason, sizeof c->reason,
+                c->outcome.reason, sizeof c->outcome.reason,
                 "%s needs %.2f MiB off chip (weights + largest layer), the design has %.2f MiB",
                 c->graph[k]->name, footprint / BYTES_PER_MiB, capacity / BYTES_PER_MiB);
         }
     }
-    for (int k = 0; c->feasible && k < n_workloads; k++) {
+    for (int k = 0; c->outcome.feasible && k < n_workloads; k++) {
         as_code code = start_search(c, k, o, st);
         if (code != AS_OK)
             return code;
@@ -231,8 +232,8 @@ static double perf_per_tdp(double latency_s, double power_W)
 void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se_metrics *out)
 {
     double batch = (double)c->batch;
-    out->area_mm2 = c->metrics.area_mm2;
-    out->power_W = c->metrics.power_W;
+    out->area_mm2 = c->outcome.metrics.area_mm2;
+    out->power_W = c->outcome.metrics.power_W;
     out->latency_s = cost->latency_s / batch;
     out->energy_pJ = cost->energy_pJ / batch;
     out->edp_Js = out->energy_pJ * 1e-12 * out->latency_s;
@@ -290,8 +291,8 @@ void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggrega
 {
     se_metrics m;
     se_metrics_of_plan(c, &c->cost[k], &m);
-    out->area_mm2 = c->metrics.area_mm2;
-    out->power_W = c->metrics.power_W;
+    out->area_mm2 = c->outcome.metrics.area_mm2;
+    out->power_W = c->outcome.metrics.power_W;
     out->latency_s = combine(&m.latency_s, 1, agg);
     out->energy_pJ = combine(&m.energy_pJ, 1, agg);
     out->edp_Js = combine(&m.edp_Js, 1, agg);
@@ -301,7 +302,7 @@ void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggrega
 as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
                              const se_sw_options *o, as_status *st)
 {
-    if (!c->feasible)
+    if (!c->outcome.feasible)
         return AS_OK;
     double value[SE_MAX_WORKLOADS] = {0}, auc[SE_MAX_WORKLOADS] = {0};
     double latency[SE_MAX_WORKLOADS] = {0}, energy[SE_MAX_WORKLOADS] = {0};
@@ -318,9 +319,9 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
         if (code != AS_OK)
             return code;
         if (!c->cost[k].valid) {
-            c->feasible = false;
-            snprintf(c->reason, sizeof c->reason, "%s: no valid fusion plan: %s", c->graph[k]->name,
-                     c->cost[k].reason);
+            c->outcome.feasible = false;
+            snprintf(c->outcome.reason, sizeof c->outcome.reason, "%s: no valid fusion plan: %s",
+                     c->graph[k]->name, c->cost[k].reason);
         }
         se_metrics m;
         se_metrics_of_plan(c, &c->cost[k], &m);
@@ -331,10 +332,11 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
     c->spent = budget;
     c->sw_value = combine(value, c->n_workloads, agg);
     c->sw_auc = combine(auc, c->n_workloads, SE_AGG_GEOMEAN);
-    c->metrics.latency_s = combine(latency, c->n_workloads, agg);
-    c->metrics.energy_pJ = combine(energy, c->n_workloads, agg);
-    c->metrics.edp_Js = combine(edp, c->n_workloads, agg);
-    c->metrics.perf_per_tdp = perf_per_tdp(c->metrics.latency_s, c->metrics.power_W);
+    c->outcome.metrics.latency_s = combine(latency, c->n_workloads, agg);
+    c->outcome.metrics.energy_pJ = combine(energy, c->n_workloads, agg);
+    c->outcome.metrics.edp_Js = combine(edp, c->n_workloads, agg);
+    c->outcome.metrics.perf_per_tdp =
+        perf_per_tdp(c->outcome.metrics.latency_s, c->outcome.metrics.power_W);
     return AS_OK;
 }
 
@@ -377,7 +379,7 @@ char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st)
 {
     json_t *detail = json_object(), *workloads = json_array();
     bool ok = detail && as_json_put(detail, "workloads", json_incref(workloads));
-    for (int k = 0; ok && c->feasible && k < c->n_workloads; k++)
+    for (int k = 0; ok && c->outcome.feasible && k < c->n_workloads; k++)
         ok = as_json_push(workloads, workload_json(c, k));
     char *text = ok ? as_json_text(detail, 0) : NULL;
     json_decref(workloads);

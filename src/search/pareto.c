@@ -23,7 +23,7 @@
  * sum l_i = s } with s = 10 for two objectives and 4 for three (3 for
  * four, keeping the lattice about as large: 20 vectors).
  */
-#include "search.h"
+#include "search_private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,13 +77,6 @@ typedef struct hv_point {
     double v[SE_MAX_OBJECTIVES];
 } hv_point;
 
-/* A sort key: the coordinate sorted on, and the position it came from
- * (ties keep their order, so the result does not depend on qsort). */
-typedef struct hv_key {
-    double value;
-    int64_t at;
-} hv_key;
-
 /*
  * Scratch for one hypervolume: the input's front (input), and for each
  * dimension d of the recursion a sorted copy of its points (sorted[d]) and
@@ -93,27 +86,32 @@ typedef struct hv_key {
  */
 typedef struct hv_work {
     hv_point *input;
-    hv_key *keys;
+    se_ranked *keys;
     hv_point *sorted[SE_MAX_OBJECTIVES + 1];
     hv_point *set[SE_MAX_OBJECTIVES + 1];
 } hv_work;
 
-static int compare_keys(const void *pa, const void *pb)
+static int compare_ranked(const void *pa, const void *pb)
 {
-    const hv_key *a = pa, *b = pb;
+    const se_ranked *a = pa, *b = pb;
     if (a->value != b->value)
         return a->value < b->value ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+void se_ranked_sort(se_ranked *v, int64_t n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_ranked);
 }
 
 /* Copy points[0 .. n) into out in increasing order of coordinate c. */
-static void sort_points(const hv_point *points, int64_t n, int c, hv_key *keys, hv_point *out)
+static void sort_points(const hv_point *points, int64_t n, int c, se_ranked *keys, hv_point *out)
 {
     for (int64_t i = 0; i < n; i++)
-        keys[i] = (hv_key){points[i].v[c], i};
-    qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+        keys[i] = (se_ranked){points[i].v[c], i};
+    se_ranked_sort(keys, n);
     for (int64_t i = 0; i < n; i++)
-        out[i] = points[keys[i].at];
+        out[i] = points[keys[i].index];
 }
 
 /*

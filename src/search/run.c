@@ -32,6 +32,7 @@
 #include "../store/store.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,28 @@ bool se_objective_parse(const char *s, se_objective *out)
             return true;
         }
     return false;
+}
+
+static const struct {
+    const char *name;
+    size_t offset; /* of the double in se_metrics */
+} METRIC_FIELDS[SE_N_METRICS] = {
+    {"latency_s", offsetof(se_metrics, latency_s)},
+    {"energy_pJ", offsetof(se_metrics, energy_pJ)},
+    {"area_mm2", offsetof(se_metrics, area_mm2)},
+    {"power_W", offsetof(se_metrics, power_W)},
+    {"edp", offsetof(se_metrics, edp_Js)},
+    {"perf_per_tdp", offsetof(se_metrics, perf_per_tdp)},
+};
+
+const char *se_metric_name(int i)
+{
+    return METRIC_FIELDS[i].name;
+}
+
+double se_metric_value(const se_metrics *m, int i)
+{
+    return *(const double *)((const char *)m + METRIC_FIELDS[i].offset);
 }
 
 double se_metrics_objective(const se_metrics *m, se_objective o)
@@ -130,28 +153,6 @@ typedef struct stored_rows {
     int64_t n, cap;
     bool failed;
 } stored_rows;
-
-/* A candidate's metrics as a store row holds them, and back: the one
- * place where the two spell the same fields. */
-static void row_set_metrics(store_row *row, const se_metrics *m)
-{
-    row->latency_s = m->latency_s;
-    row->energy_pJ = m->energy_pJ;
-    row->area_mm2 = m->area_mm2;
-    row->power_W = m->power_W;
-    row->edp_Js = m->edp_Js;
-    row->perf_per_tdp = m->perf_per_tdp;
-}
-
-static se_metrics metrics_of_row(const store_row *row)
-{
-    return (se_metrics){.latency_s = row->latency_s,
-                        .energy_pJ = row->energy_pJ,
-                        .area_mm2 = row->area_mm2,
-                        .power_W = row->power_W,
-                        .edp_Js = row->edp_Js,
-                        .perf_per_tdp = row->perf_per_tdp};
-}
 
 /* store_each_row visitor: append (rows arrive in key order). */
 static bool collect_row(void *user, const store_row *row)
@@ -245,8 +246,8 @@ static se_candidate *new_candidate(run *r)
 static void score(const se_run_options *o, se_candidate *c)
 {
     for (int k = 0; k < o->n_objectives; k++)
-        c->y[k] = se_metrics_objective(&c->metrics, o->objectives[k]);
-    c->scalar = se_metrics_objective(&c->metrics, o->scalar);
+        c->y[k] = se_metrics_objective(&c->outcome.metrics, o->objectives[k]);
+    c->scalar = se_metrics_objective(&c->outcome.metrics, o->scalar);
 }
 
 /* Take a stored row as candidate c's latest round (after checking it is
@@ -261,9 +262,9 @@ static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_stat
                        "proposes %s there: the store comes from another configuration or version",
                        r->o->db_path, (long long)r->run_id, sr->point, (long long)sr->iteration,
                        sr->slot, proposed);
-    c->feasible = sr->feasible;
-    snprintf(c->reason, sizeof c->reason, "%s", sr->reason);
-    c->metrics = metrics_of_row(sr);
+    c->outcome.feasible = sr->feasible;
+    snprintf(c->outcome.reason, sizeof c->outcome.reason, "%s", sr->reason);
+    c->outcome.metrics = sr->metrics;
     c->rounds = sr->round + 1;
     c->sw_budget = sr->sw_budget;
     c->from_store = true;
@@ -274,9 +275,7 @@ static as_code take_stored(run *r, const store_row *sr, se_candidate *c, as_stat
 /* Record candidate evaluation e (round `round` of c) in c and the store. */
 static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, as_status *st)
 {
-    c->feasible = e->feasible;
-    snprintf(c->reason, sizeof c->reason, "%s", e->reason);
-    c->metrics = e->metrics;
+    c->outcome = e->outcome;
     c->rounds = round + 1;
     c->sw_budget = e->spent;
     c->from_store = false;
@@ -292,16 +291,16 @@ static as_code record(run *r, se_candidate_eval *e, se_candidate *c, int round, 
         .iteration = c->iteration,
         .slot = c->slot,
         .round = round,
-        .feasible = c->feasible,
+        .feasible = c->outcome.feasible,
         .sw_budget = e->spent,
         .sw_value = e->sw_value,
         .sw_auc = e->sw_auc,
+        .metrics = c->outcome.metrics,
         .params_json = params,
         .detail_json = detail,
     };
-    row_set_metrics(&row, &c->metrics);
     se_point_format(r->space, &c->point, row.point, sizeof row.point);
-    snprintf(row.reason, sizeof row.reason, "%s", c->reason);
+    snprintf(row.reason, sizeof row.reason, "%s", c->outcome.reason);
     as_code code;
 #pragma omp critical(se_store)
     code = store_put_row(r->db, r->run_id, &row, st);
@@ -337,7 +336,7 @@ static bool reserve_kept(run *r)
 static void keep_results(run *r, const se_candidate *c, se_candidate_eval *e)
 {
     int64_t index = c - r->out->candidates;
-    if (index >= r->cap_kept || !e->feasible || e->spent != r->final_budget)
+    if (index >= r->cap_kept || !e->outcome.feasible || e->spent != r->final_budget)
         return;
     kept_result *k = calloc(1, sizeof *k);
     if (!k)
@@ -432,7 +431,7 @@ static void mark_best(const run *r, const batch *b, bool auc, int keep, bool *ke
         int best = -1;
         double best_value = INFINITY;
         for (int i = 0; i < b->n; i++) {
-            if (!b->alive[i] || !b->cand[i]->feasible || keep_out[i])
+            if (!b->alive[i] || !b->cand[i]->outcome.feasible || keep_out[i])
                 continue;
             double v = slot_value(r, b, i, auc);
             if (best < 0 || v < best_value) {
@@ -452,7 +451,7 @@ static void halve(const run *r, batch *b)
 {
     int m = 0;
     for (int i = 0; i < b->n; i++)
-        m += b->alive[i] && b->cand[i]->feasible;
+        m += b->alive[i] && b->cand[i]->outcome.feasible;
     bool by_value[SE_MAX_BATCH] = {0}, by_auc[SE_MAX_BATCH] = {0};
     mark_best(r, b, false, (m + 1) / 2, by_value);
     mark_best(r, b, true, (m + 3) / 4, by_auc);
@@ -488,7 +487,7 @@ static as_code evaluate_batch(run *r, batch *b, int n_rounds, bool *interrupted,
                 r->out->evaluations_computed++;
         }
         for (int i = 0; i < b->n; i++)
-            b->alive[i] = b->alive[i] && b->done[i] && b->cand[i]->feasible;
+            b->alive[i] = b->alive[i] && b->done[i] && b->cand[i]->outcome.feasible;
         if (round + 1 < n_rounds)
             halve(r, b);
     }
@@ -510,7 +509,7 @@ static void log_objectives(const run *r, const se_candidate *c, double *v)
 /* Set the reference point from c when it is the first feasible one seen. */
 static void maybe_set_reference(run *r, const se_candidate *c)
 {
-    if (r->have_reference || !c->feasible || c->rounds == 0)
+    if (r->have_reference || !c->outcome.feasible || c->rounds == 0)
         return;
     log_objectives(r, c, r->out->reference);
     for (int k = 0; k < r->o->n_objectives; k++)
@@ -538,7 +537,7 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         const se_candidate *c = &out->candidates[i];
-        if (!c->feasible || c->rounds == 0)
+        if (!c->outcome.feasible || c->rounds == 0)
             continue;
         log_objectives(r, c, y + m * n_obj);
         index[m++] = i;
@@ -558,20 +557,13 @@ static as_code update_front(run *r, double *hypervolume, as_status *st)
  * NULL when out of memory. */
 static json_t *front_point_json(const run *r, const se_candidate *c)
 {
-    const struct {
-        const char *key;
-        double value;
-    } number[] = {
-        {"latency_s", c->metrics.latency_s}, {"energy_pJ", c->metrics.energy_pJ},
-        {"area_mm2", c->metrics.area_mm2},   {"power_W", c->metrics.power_W},
-        {"edp", c->metrics.edp_Js},          {"perf_per_tdp", c->metrics.perf_per_tdp},
-    };
     json_t *point = json_object();
     bool ok = point && as_json_put(point, "iteration", json_integer(c->iteration)) &&
               as_json_put(point, "slot", json_integer(c->slot)) &&
               as_json_put(point, "params", se_point_params(r->space, &c->point));
-    for (size_t i = 0; ok && i < sizeof number / sizeof number[0]; i++)
-        ok = as_json_put(point, number[i].key, as_json_number(number[i].value));
+    for (int i = 0; ok && i < SE_N_METRICS; i++)
+        ok = as_json_put(point, se_metric_name(i),
+                         as_json_number(se_metric_value(&c->outcome.metrics, i)));
     if (!ok) {
         json_decref(point);
         return NULL;
@@ -638,7 +630,7 @@ static void report_progress(const run *r, int64_t iteration, int64_t evaluations
     };
     for (int64_t i = 0; i < out->n_candidates; i++) {
         const se_candidate *c = &out->candidates[i];
-        if (c->feasible && c->rounds > 0 && c->scalar < p.best_scalar)
+        if (c->outcome.feasible && c->rounds > 0 && c->scalar < p.best_scalar)
             p.best_scalar = c->scalar;
     }
     r->o->progress(r->o->progress_user, &p);
@@ -699,7 +691,8 @@ static as_code run_iteration(run *r, se_engine *engine, int64_t iteration, int n
     for (int i = 0; i < n && code == AS_OK && !*interrupted; i++) {
         se_candidate *c = b->cand[i];
         maybe_set_reference(r, c);
-        obs[i] = (se_observation){.point = c->point, .feasible = c->feasible, .scalar = c->scalar};
+        obs[i] = (se_observation){
+            .point = c->point, .feasible = c->outcome.feasible, .scalar = c->scalar};
         memcpy(obs[i].y, c->y, sizeof obs[i].y);
     }
     free(b);
@@ -729,8 +722,8 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         w->validation = workloads[k].validation;
         if (kept && !w->validation) { /* searched to the full budget already */
             int t = train++;
-            w->feasible = true;
-            w->metrics = kept->metrics[t];
+            w->outcome.feasible = true;
+            w->outcome.metrics = kept->metrics[t];
             w->graph = kept->graph[t];
             w->plan = kept->plan[t];
             w->cost = kept->cost[t];
@@ -743,9 +736,7 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         if (code == AS_OK)
             code = se_candidate_advance(&e, r->final_budget, r->o->aggregate, &r->sw, st);
         if (code == AS_OK) {
-            w->feasible = e.feasible;
-            snprintf(w->reason, sizeof w->reason, "%s", e.reason);
-            w->metrics = e.metrics;
+            w->outcome = e.outcome;
             w->graph = e.graph[0];
             /* The result takes the plan and its cost over from e. */
             w->plan = e.plan[0];

@@ -173,6 +173,22 @@ typedef as_metrics se_metrics;
 /* The minimised value of objective o for m. */
 double se_metrics_objective(const se_metrics *m, se_objective o);
 
+/* The metrics as their JSON members spell them (front points, `search
+ * --json`), in this order: latency_s, energy_pJ, area_mm2, power_W, edp,
+ * perf_per_tdp.  Metric i's name, and its value in m. */
+enum { SE_N_METRICS = 6 };
+const char *se_metric_name(int i);
+double se_metric_value(const se_metrics *m, int i);
+
+/* What evaluating a design (or one workload on it) came to: the part
+ * every candidate record shares (se_candidate, se_workload_result and the
+ * evaluation in flight), defined once. */
+typedef struct se_outcome {
+    bool feasible;
+    char reason[256];   /* why not, when infeasible */
+    se_metrics metrics; /* meaningful when feasible (area and power from decoding on) */
+} se_outcome;
+
 /* ------------------------------------------------------- Pareto front (pareto.c) */
 
 #define SE_MAX_OBJECTIVES 4
@@ -347,9 +363,7 @@ typedef struct se_candidate {
     int64_t iteration; /* -1: the space's baseline design */
     int32_t slot;
     se_point point;
-    bool feasible;
-    char reason[256];
-    se_metrics metrics;
+    se_outcome outcome;
     double y[SE_MAX_OBJECTIVES];
     double scalar;
     int32_t rounds;    /* software-search rounds it received */
@@ -362,9 +376,7 @@ typedef struct se_candidate {
 typedef struct se_workload_result {
     const char *name;
     bool validation;
-    bool feasible;
-    char reason[256];
-    se_metrics metrics;
+    se_outcome outcome;
     fu_plan plan;
     fu_plan_cost cost;
     const wl_graph *graph; /* the run's prepared copy (owned by the result) */

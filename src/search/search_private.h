@@ -1,6 +1,7 @@
 /*
  * search_private.h -- what run.c and evaluate.c share: prepared models
- * and the software search under one hardware candidate.
+ * and the software search under one hardware candidate; and the ranking
+ * sort that pareto.c and engine.c share.
  */
 #ifndef AS_SEARCH_PRIVATE_H
 #define AS_SEARCH_PRIVATE_H
@@ -8,6 +9,18 @@
 #include "search.h"
 
 #define SE_MAX_WORKLOADS 16
+
+/* ------------------------------------------------------------ ranking */
+
+/* A value and the position it belongs to. */
+typedef struct se_ranked {
+    double value;
+    int64_t index;
+} se_ranked;
+
+/* Sort v by value, lowest first, ties by index: a total order, so the
+ * result does not depend on qsort (pareto.c). */
+void se_ranked_sort(se_ranked *v, int64_t n);
 
 /* ------------------------------------------------------------- models */
 
@@ -44,8 +57,7 @@ typedef struct se_sw_options {
 typedef struct se_candidate_eval {
     se_point point;
     arch_spec arch;
-    bool feasible;
-    char reason[256];
+    se_outcome outcome; /* metrics: after the last advance */
     int64_t batch;
     int n_workloads;
     int workload[SE_MAX_WORKLOADS]; /* indices into the models */
@@ -55,9 +67,7 @@ typedef struct se_candidate_eval {
     int64_t spent;                       /* plans per workload so far */
     fu_plan plan[SE_MAX_WORKLOADS];      /* each workload's best plan after the last advance */
     fu_plan_cost cost[SE_MAX_WORKLOADS]; /*   and its cost (freed by se_candidate_release) */
-    /* After the last advance: */
-    se_metrics metrics;
-    double sw_value, sw_auc;
+    double sw_value, sw_auc;             /* after the last advance */
 } se_candidate_eval;
 
 /* Decode p and check it against the constraints and the workloads'

@@ -521,12 +521,22 @@ static bool append(char *buf, size_t size, size_t *used, size_t reserve, const c
     return true;
 }
 
+/* Make buf (of size bytes; may be NULL or 0) empty when it can hold
+ * anything at all, and say whether it has room for at least `need`
+ * bytes -- the start shared by the text writers below. */
+static bool start_text(char *buf, size_t size, size_t need)
+{
+    if (!buf || size == 0)
+        return false;
+    buf[0] = '\0';
+    return size >= need;
+}
+
 void se_point_format(const se_space *s, const se_point *p, char *buf, size_t size)
 {
     size_t used = 0;
-    if (!buf || size == 0)
+    if (!start_text(buf, size, 1))
         return;
-    buf[0] = '\0';
     for (int i = 0; i < s->n_params; i++)
         if (!append(buf, size, &used, 0, "%s%lld", i ? "," : "", (long long)p->index[i]))
             return;
@@ -590,10 +600,7 @@ static char *member_text(const char *key, json_t *value)
 void se_point_params_json(const se_space *s, const se_point *p, char *buf, size_t size)
 {
     size_t used = 0;
-    if (!buf || size == 0)
-        return;
-    buf[0] = '\0';
-    if (size < 3) /* not even "{}" */
+    if (!start_text(buf, size, 3)) /* not even "{}" */
         return;
     append(buf, size, &used, 1, "{");
     json_t *params = se_point_params(s, p);

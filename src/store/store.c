@@ -48,18 +48,23 @@ static const char application_name[] = "accelsearch";
 
 /* ---------------------------------------------------------------- columns */
 
-/* The store_row field f, kept as kind. */
+/* The store_row field f, kept as kind; METRIC: the field f of its
+ * metrics, in a column of that name. */
 /* clang-format off */
 #define COLUMN(kind, f) {#f, STORE_KIND_##kind, offsetof(store_row, f), sizeof(((store_row *)0)->f)}
+#define METRIC(f) {#f, STORE_KIND_REAL, offsetof(store_row, metrics.f), sizeof(double)}
 /* clang-format on */
 
 const store_column store_row_columns[] = {
-    COLUMN(I64, iteration),    COLUMN(I32, slot),         COLUMN(I32, round),
-    COLUMN(TEXT, point),       COLUMN(BOOL, feasible),    COLUMN(TEXT, reason),
-    COLUMN(I64, sw_budget),    COLUMN(REAL, sw_value),    COLUMN(REAL, sw_auc),
-    COLUMN(REAL, latency_s),   COLUMN(REAL, energy_pJ),   COLUMN(REAL, area_mm2),
-    COLUMN(REAL, power_W),     COLUMN(REAL, edp_Js),      COLUMN(REAL, perf_per_tdp),
-    COLUMN(JSON, params_json), COLUMN(JSON, detail_json),
+    COLUMN(I64, iteration),    COLUMN(I32, slot),
+    COLUMN(I32, round),        COLUMN(TEXT, point),
+    COLUMN(BOOL, feasible),    COLUMN(TEXT, reason),
+    COLUMN(I64, sw_budget),    COLUMN(REAL, sw_value),
+    COLUMN(REAL, sw_auc),      METRIC(latency_s),
+    METRIC(energy_pJ),         METRIC(area_mm2),
+    METRIC(power_W),           METRIC(edp_Js),
+    METRIC(perf_per_tdp),      COLUMN(JSON, params_json),
+    COLUMN(JSON, detail_json),
 };
 const int store_n_row_columns = (int)(sizeof store_row_columns / sizeof store_row_columns[0]);
 
@@ -259,23 +264,6 @@ static char *copy_string(const char *s)
     size_t n = strlen(s) + 1;
     char *copy = malloc(n);
     return copy ? memcpy(copy, s, n) : NULL;
-}
-
-/* Make room for need elements of elem_size bytes in *array (capacity
- * *cap, doubled as it grows); false when out of memory. */
-static bool grow(void **array, int64_t *cap, int64_t need, size_t elem_size)
-{
-    if (need <= *cap)
-        return true;
-    int64_t n = *cap ? 2 * *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *bigger = realloc(*array, (size_t)n * elem_size);
-    if (!bigger)
-        return false;
-    *array = bigger;
-    *cap = n;
-    return true;
 }
 
 /* Bind q's parameters 1, 2, ... to the arguments after types, one per
@@ -518,21 +506,15 @@ static as_code prepare_statements(store *s, as_status *st)
     return AS_OK;
 }
 
-as_code store_open(store **out, const char *path, as_status *st)
+/* Open s's connection to s->path and make it ready: the schema checked
+ * (or made), the pragmas set, the statements prepared.  On failure the
+ * caller closes s. */
+static as_code open_connection(store *s, as_status *st)
 {
-    *out = NULL;
-    size_t path_bytes = strlen(path) + 1;
-    store *s = calloc(1, sizeof *s + path_bytes);
-    if (!s)
-        return as_fail(st, AS_ENOMEM, "out of memory");
-    memcpy(s->path, path, path_bytes);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
-        as_code code =
-            s->db ? db_fail(s, st, "opening the store") : as_fail(st, AS_ENOMEM, "out of memory");
-        store_close(s);
-        return code;
-    }
+    if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK)
+        return s->db ? db_fail(s, st, "opening the store")
+                     : as_fail(st, AS_ENOMEM, "out of memory");
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* The schema is checked before the pragmas: a foreign file is refused
@@ -545,12 +527,23 @@ as_code store_open(store **out, const char *path, as_status *st)
                     "configuring the store", st);
     if (code == AS_OK)
         code = prepare_statements(s, st);
-    if (code != AS_OK) {
+    return code;
+}
+
+as_code store_open(store **out, const char *path, as_status *st)
+{
+    *out = NULL;
+    size_t path_bytes = strlen(path) + 1;
+    store *s = calloc(1, sizeof *s + path_bytes);
+    if (!s)
+        return as_fail(st, AS_ENOMEM, "out of memory");
+    memcpy(s->path, path, path_bytes);
+    as_code code = open_connection(s, st);
+    if (code == AS_OK)
+        *out = s;
+    else
         store_close(s);
-        return code;
-    }
-    *out = s;
-    return AS_OK;
+    return code;
 }
 
 void store_close(store *s)
@@ -656,7 +649,7 @@ as_code store_run_list(store *s, store_run **out, int64_t *n, as_status *st)
     as_code code = AS_OK;
     int rc = SQLITE_OK;
     while (code == AS_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (!grow((void **)&runs, &cap, count + 1, sizeof *runs))
+        if (!as_vec_reserve(&runs, &cap, count + 1, sizeof *runs))
             code = as_fail(st, AS_ENOMEM, "out of memory");
         else
             code = read_run(s, q, &runs[count++], st);
@@ -864,8 +857,8 @@ static bool append_to_curve(void *user, int64_t iteration, int64_t evaluations, 
                             const char *front_json)
 {
     curve *c = user;
-    if (!grow((void **)&c->evaluations, &c->cap_evaluations, c->n + 1, sizeof *c->evaluations) ||
-        !grow((void **)&c->hypervolume, &c->cap_hypervolume, c->n + 1, sizeof *c->hypervolume)) {
+    if (!as_vec_reserve(&c->evaluations, &c->cap_evaluations, c->n + 1, sizeof *c->evaluations) ||
+        !as_vec_reserve(&c->hypervolume, &c->cap_hypervolume, c->n + 1, sizeof *c->hypervolume)) {
         c->out_of_memory = true;
         return false;
     }

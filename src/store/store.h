@@ -85,16 +85,11 @@ typedef struct store_row {
     int32_t round;
     char point[256]; /* the design-space point: parameter indices, "3,17,0,..." */
     bool feasible;
-    char reason[256];  /* why not, when infeasible */
-    int64_t sw_budget; /* software evaluations spent so far on this candidate */
-    double sw_value;   /* terminal value of its software search (lower is better) */
-    double sw_auc;     /* normalised area under its best-so-far curve */
-    double latency_s;
-    double energy_pJ;
-    double area_mm2;
-    double power_W; /* TDP */
-    double edp_Js;
-    double perf_per_tdp;     /* inferences per second per watt */
+    char reason[256];        /* why not, when infeasible */
+    int64_t sw_budget;       /* software evaluations spent so far on this candidate */
+    double sw_value;         /* terminal value of its software search (lower is better) */
+    double sw_auc;           /* normalised area under its best-so-far curve */
+    as_metrics metrics;      /* its columns are named as the fields: latency_s, ... */
     const char *params_json; /* parameter names and values (not owned; NULL: "{}") */
     const char *detail_json; /* per-workload results, fusion plans, mappings (NULL: "{}") */
 } store_row;
@@ -137,22 +132,17 @@ as_code store_export(store *s, int64_t run_id, store_format format, FILE *f, as_
 /* ------------------------------------------------------------ JSON text */
 
 /*
- * Read the JSON the store keeps (a row's params_json, a front_json), for
- * the CSV export and for `runs show`: visit every member of an object, or
- * of each object of an array of objects (item counts them from 0; a lone
- * object is item 0).  One level of nesting is flattened: a member whose
- * value is an object has its members visited in its place, so
- * {"params": {"pe_x": 14}, "edp": 2.5} visits pe_x, then edp.  A string
- * value arrives unescaped with quoted true; any other value as its JSON
- * text (a number, true, false, null, or a deeper object or array
- * verbatim).  key and value are valid during the call only; visit returns
- * false to stop.  Keys and values are read by jansson; invalid UTF-8 is
- * replaced by U+FFFD first (core.h).  Malformed text fails (AS_EINVAL)
- * naming what and the byte offset.
+ * The JSON the store keeps (a row's params_json, a front_json) as a list
+ * of flat objects, for the CSV export and for `runs show`: *items is a new
+ * JSON array (caller releases) holding an object's members, or one object
+ * per item of an array of objects.  One level of nesting is flattened: a
+ * member whose value is an object has its members in its place, so
+ * {"params": {"pe_x": 14}, "edp": 2.5} gives {"pe_x": 14, "edp": 2.5}
+ * (a key seen twice keeps its first place and its last value).  NULL json
+ * is "{}".  Text that jansson does not read, or that is not an object or
+ * an array of objects, fails (AS_EINVAL) naming what (and, for bad text,
+ * the line and column).
  */
-typedef bool (*store_json_visitor)(void *user, int64_t item, const char *key, const char *value,
-                                   bool quoted);
-as_code store_json_members(const char *json, const char *what, store_json_visitor visit, void *user,
-                           as_status *st);
+as_code store_json_items(const char *json, const char *what, json_t **items, as_status *st);
 
 #endif

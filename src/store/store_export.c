@@ -1,7 +1,7 @@
 /*
- * store_export.c -- a run as JSON or CSV (store_export), and the reader of
- * stored JSON that the CSV export and `accelsearch runs show` share
- * (store_json_members).  Every JSON value is read and written through
+ * store_export.c -- a run as JSON or CSV (store_export), and the stored
+ * JSON as flat objects, which the CSV export and `accelsearch runs show`
+ * share (store_json_items).  Every JSON value is read and written through
  * jansson and the core's JSON layer (core.h): numbers in the fewest
  * digits that read back as the same double, text as valid UTF-8.
  *
@@ -234,54 +234,44 @@ typedef struct csv_export {
     FILE *out;
     const char *store_path;
     int64_t run_id;
-    bool header_written;
-    as_arena keys_arena; /* parameter names (from the first row) and the cells array */
-    const char **keys;
-    int64_t n_keys;
-    as_arena cells_arena; /* the current row's parameter values */
-    const char **cells;   /* per key, NULL when the row lacks it */
+    json_t *columns; /* the first row's parameters (their keys name the columns); NULL before */
     as_status *st;
     as_code code; /* the first failure, which stops the export */
 } csv_export;
 
-static bool count_member(void *user, int64_t item, const char *key, const char *value, bool quoted)
+/* The value of parameter key in items (the last item that has it), or
+ * NULL. */
+static json_t *item_value(json_t *items, const char *key)
 {
-    (*(int64_t *)user)++;
-    return true;
-}
-
-static bool add_key(void *user, int64_t item, const char *key, const char *value, bool quoted)
-{
-    csv_export *x = user;
-    if (!(x->keys[x->n_keys] = as_arena_strdup(&x->keys_arena, key))) {
-        x->code = as_fail(x->st, AS_ENOMEM, "out of memory");
-        return false;
+    for (size_t i = json_array_size(items); i-- > 0;) {
+        json_t *value = json_object_get(json_array_get(items, i), key);
+        if (value)
+            return value;
     }
-    x->n_keys++;
-    return true;
+    return NULL;
 }
 
-/* A parameter of the current row into its cell; JSON null is an empty
- * cell, a parameter without a column is dropped. */
-static bool set_cell(void *user, int64_t item, const char *key, const char *value, bool quoted)
+/* A parameter's value as one CSV field: a string as itself, null or a
+ * missing value as an empty field, anything else as its JSON text.
+ * False when out of memory. */
+static bool csv_value(FILE *f, const json_t *value)
 {
-    csv_export *x = user;
-    for (int64_t k = 0; k < x->n_keys; k++) {
-        if (strcmp(x->keys[k], key) != 0)
-            continue;
-        const char *text = !quoted && strcmp(value, "null") == 0 ? "" : value;
-        if (!(x->cells[k] = as_arena_strdup(&x->cells_arena, text))) {
-            x->code = as_fail(x->st, AS_ENOMEM, "out of memory");
-            return false;
-        }
-        break;
+    if (!value || json_is_null(value))
+        return true;
+    if (json_is_string(value)) {
+        csv_string(f, json_string_value(value));
+        return true;
     }
-    return true;
+    char *text = as_json_text(value, 0);
+    if (text)
+        csv_string(f, text);
+    free(text);
+    return text != NULL;
 }
 
-/* One line: row's columns other than the JSON ones, then its parameter
- * cells; or, without a row, the header that names them. */
-static void csv_line(csv_export *x, const store_row *row)
+/* One line: row's columns other than the JSON ones, then its parameters
+ * (items); or, without a row, the header that names them. */
+static void csv_line(csv_export *x, const store_row *row, json_t *items)
 {
     for (int i = 0; i < store_n_row_columns; i++)
         if (store_row_columns[i].kind != STORE_KIND_JSON) {
@@ -291,32 +281,32 @@ static void csv_line(csv_export *x, const store_row *row)
             else
                 csv_string(x->out, store_row_columns[i].name);
         }
-    for (int64_t k = 0; k < x->n_keys; k++) {
+    const char *key;
+    json_t *unused;
+    json_object_foreach(x->columns, key, unused)
+    {
         fputc(',', x->out);
-        csv_string(x->out, !row ? x->keys[k] : x->cells[k] ? x->cells[k] : "");
+        if (!row)
+            csv_string(x->out, key);
+        else if (!csv_value(x->out, item_value(items, key)) && x->code == AS_OK)
+            x->code = as_fail(x->st, AS_ENOMEM, "out of memory");
     }
     fputs("\r\n", x->out);
 }
 
 /* The header line, its parameter columns named after the members of
- * params_json (the first row's; "{}" when the run has no row).  what names
- * params_json for messages.  False when it fails (x->code says why). */
-static bool csv_header(csv_export *x, const char *params_json, const char *what)
+ * items (the first row's parameters; none when the run has no row).
+ * False when out of memory (x->code says so). */
+static bool csv_header(csv_export *x, json_t *items)
 {
-    int64_t n = 0;
-    as_code code = store_json_members(params_json, what, count_member, &n, x->st);
-    if (code == AS_OK &&
-        (!(x->keys = as_arena_alloc(&x->keys_arena, (size_t)n * sizeof *x->keys)) ||
-         !(x->cells = as_arena_alloc(&x->keys_arena, (size_t)n * sizeof *x->cells))))
-        code = as_fail(x->st, AS_ENOMEM, "out of memory");
-    if (code == AS_OK)
-        code = store_json_members(params_json, what, add_key, x, x->st);
-    if (code != AS_OK || x->code != AS_OK) {
-        x->code = code != AS_OK ? code : x->code;
+    bool ok = (x->columns = json_object()) != NULL;
+    for (size_t i = 0; ok && i < json_array_size(items); i++)
+        ok = json_object_update(x->columns, json_array_get(items, i)) == 0;
+    if (!ok) {
+        x->code = as_fail(x->st, AS_ENOMEM, "out of memory");
         return false;
     }
-    csv_line(x, NULL);
-    x->header_written = true;
+    csv_line(x, NULL, NULL);
     return true;
 }
 
@@ -327,31 +317,23 @@ static bool csv_row(void *user, const store_row *row)
     snprintf(what, sizeof what, "%s: params_json of run %lld, iteration %lld, slot %d, round %d",
              x->store_path, (long long)x->run_id, (long long)row->iteration, (int)row->slot,
              (int)row->round);
-    if (!x->header_written && !csv_header(x, row->params_json, what))
-        return false;
-    memset(x->cells, 0, (size_t)x->n_keys * sizeof *x->cells);
-    as_code code = store_json_members(row->params_json, what, set_cell, x, x->st);
-    if (code != AS_OK || x->code != AS_OK) {
-        x->code = code != AS_OK ? code : x->code;
-        return false;
-    }
-    csv_line(x, row);
-    as_arena_free(&x->cells_arena);
-    return !ferror(x->out);
+    json_t *items;
+    x->code = store_json_items(row->params_json, what, &items, x->st);
+    if (x->code == AS_OK && (x->columns || csv_header(x, items)))
+        csv_line(x, row, items);
+    json_decref(items);
+    return x->code == AS_OK && !ferror(x->out);
 }
 
 static as_code export_csv(store *s, const store_run *run, FILE *f, as_status *st)
 {
     csv_export x = {.out = f, .store_path = store_path(s), .run_id = run->id, .st = st};
-    as_arena_init(&x.keys_arena);
-    as_arena_init(&x.cells_arena);
     as_code code = store_each_row(s, run->id, csv_row, &x, st);
     if (code == AS_OK)
         code = x.code;
-    if (code == AS_OK && !x.header_written && !csv_header(&x, "{}", "no params_json"))
+    if (code == AS_OK && !x.columns && !csv_header(&x, NULL))
         code = x.code;
-    as_arena_free(&x.keys_arena);
-    as_arena_free(&x.cells_arena);
+    json_decref(x.columns);
     return code;
 }
 
@@ -369,171 +351,48 @@ as_code store_export(store *s, int64_t run_id, store_format format, FILE *f, as_
     return code;
 }
 
-/* ----------------------------------------------------------- JSON reader */
+/* ----------------------------------------------------------- JSON items */
 
-enum { JSON_MAX_DEPTH = 64 }; /* deeper values are refused */
-
-/*
- * A pass over JSON text for store_json_members.  The walk over the
- * top-level array and objects is here, so that a value can be given as
- * its own text; every key and value is read by jansson.
- */
-typedef struct json_walk {
-    const char *text, *at, *end; /* the whole text, where the walk is, its end */
-    char *slice;                 /* the current value's text */
-    int64_t item;
-    store_json_visitor visit;
-    void *user;
-    bool stopped; /* the visitor asked to stop */
-    const char *what;
-    as_status *st;
-} json_walk;
-
-static as_code walk_error(json_walk *w, const char *expected)
+/* object's members into flat; with lift_objects, an object-valued
+ * member's members in its place.  False when out of memory. */
+static bool flatten_into(json_t *flat, json_t *object, bool lift_objects)
 {
-    return as_fail(w->st, AS_EINVAL, "%s: offset %lld: expected %s", w->what,
-                   (long long)(w->at - w->text), expected);
-}
-
-static void skip_space(json_walk *w)
-{
-    while (*w->at == ' ' || *w->at == '\t' || *w->at == '\n' || *w->at == '\r')
-        w->at++;
-}
-
-/* Past c (after white space) when it is next. */
-static bool accept(json_walk *w, char c)
-{
-    skip_space(w);
-    if (*w->at != c)
-        return false;
-    w->at++;
+    const char *key;
+    json_t *value;
+    json_object_foreach(object, key, value)
+    {
+        if (lift_objects && json_is_object(value) ? !flatten_into(flat, value, false)
+                                                  : json_object_set(flat, key, value) != 0)
+            return false;
+    }
     return true;
 }
 
-/* How deeply v nests (a scalar is 0). */
-static int json_depth(const json_t *v)
+as_code store_json_items(const char *json, const char *what, json_t **items, as_status *st)
 {
-    int deepest = 0;
-    size_t i;
-    const char *key;
-    json_t *item;
-    if (json_is_array(v))
-        json_array_foreach(v, i, item)
-        {
-            int d = json_depth(item);
-            deepest = d > deepest ? d : deepest;
-        }
-    else if (json_is_object(v))
-        json_object_foreach((json_t *)v, key, item)
-        {
-            int d = json_depth(item);
-            deepest = d > deepest ? d : deepest;
-        }
-    return json_is_array(v) || json_is_object(v) ? deepest + 1 : 0;
-}
-
-/* The one JSON value at w->at, read by jansson into *value (caller
- * releases) and stepped over.  Integers are read as doubles: only the
- * text of a number is kept, and it may be wider than an int64 (a seed). */
-static as_code read_json(json_walk *w, json_t **value)
-{
-    json_error_t error;
-    *value = json_loadb(w->at, (size_t)(w->end - w->at),
-                        JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &error);
-    if (!*value)
-        return as_fail(w->st, AS_EINVAL, "%s: offset %lld: %s", w->what,
-                       (long long)(w->at - w->text) + error.position, error.text);
-    if (json_depth(*value) > JSON_MAX_DEPTH) {
-        json_decref(*value);
-        *value = NULL;
-        return walk_error(w, "nesting no deeper than 64");
-    }
-    w->at += error.position;
-    return AS_OK;
-}
-
-static as_code read_container(json_walk *w, char open, bool flatten);
-
-/* The member at w->at (past white space), visited: a string value
- * unescaped, any other value as its text; with flatten, an object's
- * members in its place. */
-
-static as_code read_member(json_walk *w, bool flatten)
-{
-    json_t *key, *value;
-    skip_space(w);
-    if (*w->at != '"')
-        return walk_error(w, "a key");
-    as_code code = read_json(w, &key);
+    json_t *v;
+    *items = NULL;
+    as_code code = as_json_parse(json ? json : "{}", what, &v, st);
     if (code != AS_OK)
         return code;
-    if (!accept(w, ':')) {
-        json_decref(key);
-        return walk_error(w, "':'");
+    bool is_list = json_is_array(v);
+    size_t n = is_list ? json_array_size(v) : 1;
+    json_t *list = json_array();
+    for (size_t i = 0; code == AS_OK && i < n; i++) {
+        json_t *item = is_list ? json_array_get(v, i) : v, *flat = NULL;
+        if (!json_is_object(item))
+            code = is_list
+                       ? as_fail(st, AS_EINVAL, "%s: item %zu is not an object", what, i)
+                       : as_fail(st, AS_EINVAL, "%s: not an object or an array of objects", what);
+        else if (!list || !(flat = json_object()) || !flatten_into(flat, item, true) ||
+                 json_array_append(list, flat) != 0)
+            code = as_fail(st, AS_ENOMEM, "out of memory");
+        json_decref(flat);
     }
-    skip_space(w);
-    const char *start = w->at;
-    if (flatten && *w->at == '{') {
-        code = read_container(w, '{', false);
-    } else if ((code = read_json(w, &value)) == AS_OK) {
-        bool quoted = json_is_string(value);
-        size_t n = (size_t)(w->at - start);
-        memcpy(w->slice, start, n);
-        w->slice[n] = '\0';
-        w->stopped = !w->visit(w->user, w->item, json_string_value(key),
-                               quoted ? json_string_value(value) : w->slice, quoted);
-        json_decref(value);
-    }
-    json_decref(key);
-    return code;
-}
-
-/* The object (open '{') or the array of objects (open '[', one item
- * each) at w->at, its members visited.  With flatten, a member whose
- * value is an object has its members visited in its place. */
-static as_code read_container(json_walk *w, char open, bool flatten)
-{
-    bool object = open == '{';
-    if (!accept(w, open))
-        return walk_error(w, object ? "'{'" : "'['");
-    if (accept(w, object ? '}' : ']'))
-        return AS_OK;
-    do {
-        as_code code = object ? read_member(w, flatten) : read_container(w, '{', true);
-        if (code != AS_OK || w->stopped)
-            return code;
-        w->item += !object;
-    } while (accept(w, ','));
-    if (!accept(w, object ? '}' : ']'))
-        return walk_error(w, object ? "',' or '}'" : "',' or ']'");
-    return AS_OK;
-}
-
-as_code store_json_members(const char *json, const char *what, store_json_visitor visit, void *user,
-                           as_status *st)
-{
-    char *text = as_utf8_copy(json ? json : "{}");
-    size_t n = text ? strlen(text) : 0;
-    json_walk w = {.text = text,
-                   .at = text,
-                   .end = text + n,
-                   .slice = malloc(n + 1),
-                   .visit = visit,
-                   .user = user,
-                   .what = what,
-                   .st = st};
-    as_code code = text && w.slice ? AS_OK : as_fail(st, AS_ENOMEM, "out of memory");
-    if (code == AS_OK) {
-        skip_space(&w);
-        code = read_container(&w, *w.at == '[' ? '[' : '{', true);
-    }
-    if (code == AS_OK && !w.stopped) {
-        skip_space(&w);
-        if (*w.at)
-            code = walk_error(&w, "the end of the text");
-    }
-    free(w.slice);
-    free(text);
+    json_decref(v);
+    if (code != AS_OK)
+        json_decref(list);
+    else
+        *items = list;
     return code;
 }
