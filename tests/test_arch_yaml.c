@@ -336,6 +336,10 @@ static void test_presets(void **state)
         assert_string_equal(loaded.name, built.name);
         assert_int_equal(loaded.n_levels, built.n_levels);
         assert_memory_equal(&loaded.compute, &built.compute, sizeof built.compute);
+        /* The clock as its datasheet states it, whole MHz, not 1 / period. */
+        double MHz = arch_clock_MHz(&loaded);
+        assert_true(MHz == floor(MHz));
+        assert_true(1.0 / (MHz * 1e6) == loaded.cycle_seconds);
     }
 }
 

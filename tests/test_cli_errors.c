@@ -82,6 +82,8 @@ static const cli_case cases[] = {
     {"map --arch eyeriss --model", 2, ERR, "option needs a value: '--model'"},
     {"search --seed", 2, ERR, "option needs a value: '--seed'"},
     {"eval " TL_INPUT " --repeat", 2, ERR, "option needs a value: '--repeat'"},
+    {"map --arch eyeriss --model alexnet --thread", 2, ERR,
+     "unknown option '--thread'; did you mean --threads?"},
     {"model info", 2, ERR, "missing MODEL"},
     {"model export alexnet", 2, ERR, "missing MODEL or OUT.onnx"},
     {"eval", 2, ERR, "missing INPUT.yaml"},

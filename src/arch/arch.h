@@ -236,5 +236,8 @@ as_code arch_save(const arch_spec *a, const char *path, as_status *st);
  * own format (documented in docs/arch-format.md).  Strict: unknown keys,
  * wrong types and impossible values fail naming file, line and key. */
 as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st);
+/* The clock in MHz as a person writes it: the shortest decimal that reads
+ * back to a's period exactly (1000, not 999.9999999999999, for 1 ns). */
+double arch_clock_MHz(const arch_spec *a);
 
 #endif

@@ -1208,6 +1208,14 @@ static bool format_clock_MHz(double cycle_seconds, char text[TEXT_BYTES])
     return found;
 }
 
+double arch_clock_MHz(const arch_spec *a)
+{
+    char text[TEXT_BYTES];
+    if (format_clock_MHz(a->cycle_seconds, text))
+        return strtod(text, NULL);
+    return 1.0 / a->cycle_seconds / 1e6;
+}
+
 /*
  * The values the reader assumes for each key of a left out, into d: the
  * same defaults functions, the DRAM's shared bandwidth as derived from its

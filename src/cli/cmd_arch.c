@@ -53,7 +53,7 @@ static void print_arch_json(const arch_spec *a)
     cli_json_begin_object(&j);
     cli_json_string_field(&j, "name", a->name);
     cli_json_int_field(&j, "technology_nm", a->technology_nm);
-    cli_json_double_field(&j, "clock_MHz", 1e-6 / a->cycle_seconds);
+    cli_json_double_field(&j, "clock_MHz", arch_clock_MHz(a));
     cli_json_key(&j, "levels");
     cli_json_begin_array(&j);
     for (int i = a->n_levels - 1; i >= 0; i--) {

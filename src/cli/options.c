@@ -383,6 +383,16 @@ static bool spelt_in_full(const char *token, const struct option *longopt)
     return strlen(longopt->name) == n && strncmp(name, longopt->name, n) == 0;
 }
 
+/* Whether token names one of longopts in full: getopt_long also takes
+ * abbreviations, which this layer refuses. */
+static bool names_an_option(const char *token, const struct option *longopts)
+{
+    for (int i = 0; longopts[i].name; i++)
+        if (spelt_in_full(token, &longopts[i]))
+            return true;
+    return false;
+}
+
 /* Whether --json (exactly) is among the arguments, before any "--". */
 static bool asks_for_json_anywhere(int argc, char **argv)
 {
@@ -416,7 +426,9 @@ static int take_one(cli_command *c, char **argv, const struct option *longopts, 
             return unknown_option(c, token);
         cli_print_help(c, stdout);
         return CLI_EXIT_OK;
-    case ':':
+    case ':': /* an abbreviation without its value is still unknown */
+        if (!names_an_option(token, longopts))
+            return unknown_option(c, token);
         return cli_usage_error(c, "option needs a value: '%s'", token);
     case '?':
         if ((o = option_of(c, optopt)) && o->kind == CLI_FLAG)
