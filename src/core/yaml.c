@@ -41,7 +41,7 @@ typedef struct entry {
 /* An open container, and what it needs when it closes. */
 typedef struct frame {
     as_yaml_node *node;
-    size_t first_entry;      /* its children are entries[first_entry ..] */
+    int64_t first_entry;     /* its children are entries[first_entry ..] */
     const char *anchor;      /* registered when the container closes */
     const as_yaml_node *key; /* MAPPING: a key waiting for its value */
 } frame;
@@ -55,26 +55,12 @@ typedef struct builder {
     frame frames[YAML_MAX_DEPTH];
     int depth;
     entry *entries; /* malloc'd stack shared by all open containers */
-    size_t n_entries, cap_entries;
+    int64_t n_entries, cap_entries;
     as_strmap anchor_index; /* anchor name -> index in anchors */
     as_yaml_node **anchors;
-    size_t n_anchors, cap_anchors;
+    int64_t n_anchors, cap_anchors;
     bool have_root;
 } builder;
-
-/* The malloc'd array items of *cap elements, grown (doubling) when count
- * of them are used, so that one more fits; NULL when out of memory (items
- * is then left as it was). */
-static void *grow(void *items, size_t *cap, size_t count, size_t elem_bytes)
-{
-    if (count < *cap)
-        return items;
-    size_t want = *cap ? *cap * 2 : 64;
-    void *bigger = want <= SIZE_MAX / elem_bytes ? realloc(items, want * elem_bytes) : NULL;
-    if (bigger)
-        *cap = want;
-    return bigger;
-}
 
 static as_code out_of_memory(builder *b)
 {
@@ -104,12 +90,9 @@ static as_code register_anchor(builder *b, const char *name, as_yaml_node *node)
         b->anchors[slot] = node;
         return AS_OK;
     }
-    as_yaml_node **anchors = b->n_anchors < INT32_MAX
-                                 ? grow(b->anchors, &b->cap_anchors, b->n_anchors, sizeof *anchors)
-                                 : NULL;
-    if (!anchors)
+    if (b->n_anchors >= INT32_MAX ||
+        !as_vec_reserve(&b->anchors, &b->cap_anchors, b->n_anchors + 1, sizeof *b->anchors))
         return out_of_memory(b);
-    b->anchors = anchors;
     if (!as_strmap_put(&b->anchor_index, name, (int32_t)b->n_anchors))
         return out_of_memory(b);
     b->anchors[b->n_anchors++] = node;
@@ -143,10 +126,8 @@ static as_code add_value(builder *b, as_yaml_node *node)
         f->key = node;
         return AS_OK;
     }
-    entry *entries = grow(b->entries, &b->cap_entries, b->n_entries, sizeof *entries);
-    if (!entries)
+    if (!as_vec_reserve(&b->entries, &b->cap_entries, b->n_entries + 1, sizeof *b->entries))
         return out_of_memory(b);
-    b->entries = entries;
     entry *e = &b->entries[b->n_entries++];
     e->key = f->key ? f->key->scalar : NULL;
     e->key_line = f->key ? f->key->line : 0;
@@ -217,19 +198,19 @@ static as_code close_container(builder *b)
     frame f = b->frames[--b->depth];
     as_yaml_node *node = f.node;
     const entry *children = b->entries + f.first_entry;
-    size_t n = b->n_entries - f.first_entry;
+    int64_t n = b->n_entries - f.first_entry;
     if (n > INT32_MAX)
         return as_fail(b->st, AS_EINVAL, "%s:%d: too many entries", b->doc->path, node->line);
     node->n = (int)n;
     if (n > 0) {
         as_arena *arena = &b->doc->arena;
-        if (!(node->items = as_arena_alloc(arena, n * sizeof *node->items)))
+        if (!(node->items = as_arena_alloc(arena, (size_t)n * sizeof *node->items)))
             return out_of_memory(b);
         if (node->kind == AS_YAML_MAPPING &&
-            (!(node->keys = as_arena_alloc(arena, n * sizeof *node->keys)) ||
-             !(node->key_lines = as_arena_alloc(arena, n * sizeof *node->key_lines))))
+            (!(node->keys = as_arena_alloc(arena, (size_t)n * sizeof *node->keys)) ||
+             !(node->key_lines = as_arena_alloc(arena, (size_t)n * sizeof *node->key_lines))))
             return out_of_memory(b);
-        for (size_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < n; i++) {
             node->items[i] = children[i].node;
             if (node->keys) {
                 node->keys[i] = children[i].key;
@@ -237,7 +218,8 @@ static as_code close_container(builder *b)
             }
         }
     }
-    as_code rc = node->kind == AS_YAML_MAPPING ? check_duplicate_keys(b, children, n) : AS_OK;
+    as_code rc =
+        node->kind == AS_YAML_MAPPING ? check_duplicate_keys(b, children, (size_t)n) : AS_OK;
     b->n_entries = f.first_entry;
     if (rc == AS_OK)
         rc = register_anchor(b, f.anchor, node);
