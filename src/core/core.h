@@ -82,6 +82,56 @@ char *as_arena_printf(as_arena *a, const char *fmt, ...) AS_PRINTF(2, 3);
 #define AS_HASH_SEED 0xcbf29ce484222325ULL
 uint64_t as_hash_bytes(const void *data, size_t n, uint64_t seed);
 
+/* -------------------------------------------------------------- hash table */
+
+/*
+ * Open addressing with linear probing over items of a fixed size stored
+ * in the table, found by a 64-bit hash and the caller's equality (the
+ * caller hashes and compares its keys however it likes: bytes, strings,
+ * an index into its own array).  Capacity is a power of two, at most half
+ * full.  An item's address is valid until the next insertion (which may
+ * move every item); callers that hand out lasting pointers store pointers.
+ * Not thread-safe: callers that share a table lock around it.
+ */
+typedef struct as_table {
+    unsigned char *items; /* capacity items of item_size bytes */
+    uint64_t *hashes;     /* per slot: its item's hash (never 0), 0 when empty */
+    size_t item_size;
+    size_t capacity; /* 0 before the first insertion */
+    size_t count;
+} as_table;
+
+/* Whether item (in the table) has key (the caller's, as given to find). */
+typedef bool (*as_table_equal_fn)(const void *item, const void *key, const void *context);
+
+void as_table_init(as_table *t, size_t item_size);
+void as_table_free(as_table *t);
+/* The item with key (of hash hash), or NULL. */
+void *as_table_find(const as_table *t, uint64_t hash, const void *key, as_table_equal_fn equal,
+                    const void *context);
+/* The item with key, added zero-filled when absent (*added says which: the
+ * caller then fills it in); NULL when out of memory. */
+void *as_table_insert(as_table *t, uint64_t hash, const void *key, as_table_equal_fn equal,
+                      const void *context, bool *added);
+/* The item in slot i (0 <= i < capacity), or NULL when the slot is empty:
+ * for visiting every item. */
+void *as_table_slot(const as_table *t, size_t i);
+
+/* Map from NUL-terminated keys to int32 values, on as_table.  Keys are not
+ * copied: they must outlive the map (typically they live in an arena).
+ * Used to resolve tensor names to indices while building graphs. */
+typedef struct as_strmap {
+    as_table table;
+    size_t count; /* keys held (table.count, kept here for readers) */
+} as_strmap;
+
+void as_strmap_init(as_strmap *m);
+void as_strmap_free(as_strmap *m);
+/* Insert or replace; false when out of memory. */
+bool as_strmap_put(as_strmap *m, const char *key, int32_t value);
+/* The value of key, or -1 when absent. */
+int32_t as_strmap_get(const as_strmap *m, const char *key);
+
 /* -------------------------------------------------------- checked integers */
 
 /* a*b and a+b for non-negative int64, false on overflow (result untouched). */
@@ -99,6 +149,46 @@ static inline uint64_t as_splitmix64(uint64_t *state)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* ---------------------------------------------------------- random streams */
+
+/* One deterministic stream of splitmix64 numbers. */
+typedef struct as_rng {
+    uint64_t state;
+} as_rng;
+
+/*
+ * How a stream's starting state is derived from (seed, index).  Both start
+ * from seed ^ (index * 0xd1b54a32d192ed03); they differ in the first step,
+ * and each is kept so that every seeded result stays what it was:
+ *  - AS_RNG_FROM_FIRST_OUTPUT: the state is the first splitmix64 output
+ *    (the mapper's and the fusion GA's streams);
+ *  - AS_RNG_ADVANCED_ONCE: the state is advanced once, its output dropped
+ *    (the hardware engines' streams).
+ */
+typedef enum as_rng_derivation { AS_RNG_FROM_FIRST_OUTPUT, AS_RNG_ADVANCED_ONCE } as_rng_derivation;
+
+/* The stream of (seed, index) under derivation `how`. */
+as_rng as_rng_stream(uint64_t seed, uint64_t index, as_rng_derivation how);
+
+/* The next 64 random bits of r. */
+static inline uint64_t as_rng_next(as_rng *r)
+{
+    return as_splitmix64(&r->state);
+}
+
+/* Uniform in [0, n), n > 0 (modulo reduction: the bias is below 2^-40
+ * for the n the searches use, and fixed results depend on it). */
+static inline int64_t as_rng_below(as_rng *r, int64_t n)
+{
+    return (int64_t)(as_rng_next(r) % (uint64_t)n);
+}
+
+/* Uniform in [0, 1), 53 random bits. */
+static inline double as_rng_unit(as_rng *r)
+{
+    return (double)(as_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
 /* ------------------------------------------------------------- files */
@@ -303,96 +393,6 @@ as_code as_yaml_choice(const as_yaml_reader *r, const as_yaml_node *node, const 
  * Random streams, hash table and growable vectors (rng.c, table.c, vec.c):
  * the pieces every module used to write for itself.
  * ====================================================================== */
-
-/* ---------------------------------------------------------- random streams */
-
-/* One deterministic stream of splitmix64 numbers. */
-typedef struct as_rng {
-    uint64_t state;
-} as_rng;
-
-/*
- * How a stream's starting state is derived from (seed, index).  Both start
- * from seed ^ (index * 0xd1b54a32d192ed03); they differ in the first step,
- * and each is kept so that every seeded result stays what it was:
- *  - AS_RNG_FROM_FIRST_OUTPUT: the state is the first splitmix64 output
- *    (the mapper's and the fusion GA's streams);
- *  - AS_RNG_ADVANCED_ONCE: the state is advanced once, its output dropped
- *    (the hardware engines' streams).
- */
-typedef enum as_rng_derivation { AS_RNG_FROM_FIRST_OUTPUT, AS_RNG_ADVANCED_ONCE } as_rng_derivation;
-
-/* The stream of (seed, index) under derivation `how`. */
-as_rng as_rng_stream(uint64_t seed, uint64_t index, as_rng_derivation how);
-
-/* The next 64 random bits of r. */
-static inline uint64_t as_rng_next(as_rng *r)
-{
-    return as_splitmix64(&r->state);
-}
-
-/* Uniform in [0, n), n > 0 (modulo reduction: the bias is below 2^-40
- * for the n the searches use, and fixed results depend on it). */
-static inline int64_t as_rng_below(as_rng *r, int64_t n)
-{
-    return (int64_t)(as_rng_next(r) % (uint64_t)n);
-}
-
-/* Uniform in [0, 1), 53 random bits. */
-static inline double as_rng_unit(as_rng *r)
-{
-    return (double)(as_rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-/* -------------------------------------------------------------- hash table */
-
-/*
- * Open addressing with linear probing over items of a fixed size stored
- * in the table, found by a 64-bit hash and the caller's equality (the
- * caller hashes and compares its keys however it likes: bytes, strings,
- * an index into its own array).  Capacity is a power of two, at most half
- * full.  An item's address is valid until the next insertion (which may
- * move every item); callers that hand out lasting pointers store pointers.
- * Not thread-safe: callers that share a table lock around it.
- */
-typedef struct as_table {
-    unsigned char *items; /* capacity items of item_size bytes */
-    uint64_t *hashes;     /* per slot: its item's hash (never 0), 0 when empty */
-    size_t item_size;
-    size_t capacity; /* 0 before the first insertion */
-    size_t count;
-} as_table;
-
-/* Whether item (in the table) has key (the caller's, as given to find). */
-typedef bool (*as_table_equal_fn)(const void *item, const void *key, const void *context);
-
-void as_table_init(as_table *t, size_t item_size);
-void as_table_free(as_table *t);
-/* The item with key (of hash hash), or NULL. */
-void *as_table_find(const as_table *t, uint64_t hash, const void *key, as_table_equal_fn equal,
-                    const void *context);
-/* The item with key, added zero-filled when absent (*added says which: the
- * caller then fills it in); NULL when out of memory. */
-void *as_table_insert(as_table *t, uint64_t hash, const void *key, as_table_equal_fn equal,
-                      const void *context, bool *added);
-/* The item in slot i (0 <= i < capacity), or NULL when the slot is empty:
- * for visiting every item. */
-void *as_table_slot(const as_table *t, size_t i);
-
-/* Map from NUL-terminated keys to int32 values, on as_table.  Keys are not
- * copied: they must outlive the map (typically they live in an arena).
- * Used to resolve tensor names to indices while building graphs. */
-typedef struct as_strmap {
-    as_table table;
-    size_t count; /* keys held (table.count, kept here for readers) */
-} as_strmap;
-
-void as_strmap_init(as_strmap *m);
-void as_strmap_free(as_strmap *m);
-/* Insert or replace; false when out of memory. */
-bool as_strmap_put(as_strmap *m, const char *key, int32_t value);
-/* The value of key, or -1 when absent. */
-int32_t as_strmap_get(const as_strmap *m, const char *key);
 
 /* ------------------------------------------------------ candidate metrics */
 
