@@ -829,6 +829,70 @@ static void test_elementwise_folding(void **state)
     wl_graph_free(g);
 }
 
+/* Mod (both signs conventions), Sign, Sum/Mean, logic and the
+ * or-equal comparisons fold exactly on int64; float math on doubles;
+ * broadcasting shapes as for every elementwise op. */
+static void test_more_elementwise(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t p = list_i64(g, "p", DIMS(7, -7, 7, -7));
+    int32_t q = list_i64(g, "q", DIMS(3, 3, -3, -3));
+    assert_ivalues(g, apply(g, WL_OP_MOD, NULL, INS(p, q)), DIMS(1, 2, -2, -1));
+    wl_attrs a = defaults(WL_OP_MOD);
+    a.fmod = 1;
+    assert_ivalues(g, apply(g, WL_OP_MOD, &a, INS(p, q)), DIMS(1, -1, 1, -1));
+    int32_t zero = scalar_i64(g, "zero", 0);
+    int32_t by_zero = apply(g, WL_OP_MOD, NULL, INS(p, zero));
+    assert_shape(g, by_zero, DIMS(4));
+    assert_false(producer_folded(g, by_zero));
+    assert_ivalues(g, apply(g, WL_OP_SIGN, NULL, INS(q)), DIMS(1, 1, -1, -1));
+    assert_ivalues(g, apply(g, WL_OP_SUM, NULL, INS(p, q, q)), DIMS(13, -1, 1, -13));
+    assert_ivalues(g, apply(g, WL_OP_GREATER_OR_EQUAL, NULL, INS(p, q)), DIMS(1, 0, 1, 0));
+    assert_ivalues(g, apply(g, WL_OP_LESS_OR_EQUAL, NULL, INS(q, q)), DIMS(1, 1, 1, 1));
+    int32_t gt = apply(g, WL_OP_GREATER, NULL, INS(p, zero));
+    int32_t lt = apply(g, WL_OP_LESS, NULL, INS(q, zero));
+    int32_t both = apply(g, WL_OP_AND, NULL, INS(gt, lt));
+    assert_int_equal(g->tensors[both].dtype, WL_DTYPE_BOOL);
+    assert_ivalues(g, both, DIMS(0, 0, 1, 0));
+    assert_ivalues(g, apply(g, WL_OP_OR, NULL, INS(gt, lt)), DIMS(1, 0, 1, 1));
+    assert_ivalues(g, apply(g, WL_OP_XOR, NULL, INS(gt, lt)), DIMS(1, 0, 0, 1));
+
+    int32_t f = list_f32(g, "f", (double[]){-2.5, 0.5, 1.5, 5.5}, 4);
+    int32_t m = list_f32(g, "m", (double[]){2, 2, -2, 2}, 4);
+    a.fmod = 1;
+    const double *v = g->tensors[apply(g, WL_OP_MOD, &a, INS(f, m))].fvalues;
+    assert_true(v[0] == -0.5 && v[1] == 0.5 && v[2] == 1.5 && v[3] == 1.5);
+    v = g->tensors[apply(g, WL_OP_ROUND, NULL, INS(f))].fvalues;
+    assert_true(v[0] == -2.0 && v[1] == 0.0 && v[2] == 2.0 && v[3] == 6.0);
+    v = g->tensors[apply(g, WL_OP_FLOOR, NULL, INS(f))].fvalues;
+    assert_true(v[0] == -3.0 && v[3] == 5.0);
+    v = g->tensors[apply(g, WL_OP_CEIL, NULL, INS(f))].fvalues;
+    assert_true(v[0] == -2.0 && v[3] == 6.0);
+    v = g->tensors[apply(g, WL_OP_MEAN, NULL, INS(f, m))].fvalues;
+    assert_true(v[0] == -0.25 && v[2] == -0.25);
+    int32_t zf = apply(g, WL_OP_SUB, NULL, INS(f, f));
+    v = g->tensors[apply(g, WL_OP_SIN, NULL, INS(zf))].fvalues;
+    assert_true(v[0] == 0.0);
+    v = g->tensors[apply(g, WL_OP_COS, NULL, INS(zf))].fvalues;
+    assert_true(v[0] == 1.0);
+    v = g->tensors[apply(g, WL_OP_SOFTPLUS, NULL, INS(zf))].fvalues;
+    assert_true(fabs(v[0] - log(2.0)) < 1e-15);
+
+    /* Shapes broadcast; activations with attributes are not folded. */
+    int32_t x = input(g, "x", DIMS(2, 1, 5));
+    int32_t y = input(g, "y", DIMS(3, 1));
+    assert_shape(g, apply(g, WL_OP_SUM, NULL, INS(x, y, x)), DIMS(2, 3, 5));
+    assert_shape(g, apply(g, WL_OP_MOD, NULL, INS(x, y)), DIMS(2, 3, 5));
+    assert_shape(g, apply(g, WL_OP_ELU, NULL, INS(x)), DIMS(2, 1, 5));
+    wl_attrs selu = defaults(WL_OP_SELU);
+    assert_true(selu.alpha > 1.6732f && selu.alpha < 1.6733f);
+    assert_true(selu.gamma > 1.0507f && selu.gamma < 1.0508f);
+    assert_false(producer_folded(g, apply(g, WL_OP_SELU, &selu, INS(f))));
+    expect_error(g, WL_OP_AND, NULL, INS(x, f), "cannot broadcast");
+    wl_graph_free(g);
+}
+
 /* ConstantOfShape, Range and Expand/Tile make and fold values. */
 static void test_constant_of_shape_range_expand(void **state)
 {
@@ -1046,6 +1110,7 @@ int main(void)
         cmocka_unit_test(test_resize_depth_to_space_pad),
         cmocka_unit_test(test_shape_chain_folds),
         cmocka_unit_test(test_elementwise_folding),
+        cmocka_unit_test(test_more_elementwise),
         cmocka_unit_test(test_constant_of_shape_range_expand),
         cmocka_unit_test(test_reduce_both_forms),
         cmocka_unit_test(test_extra_outputs_and_constant),

@@ -206,6 +206,10 @@ static void reference_defaults(wl_attrs *a, wl_op_kind kind)
     case WL_OP_CAST:
         a->to = WL_DTYPE_F32;
         break;
+    case WL_OP_SELU: /* added with the op (ONNX's constants) */
+        a->alpha = 1.67326319217681884765625f;
+        a->gamma = 1.05070102214813232421875f;
+        break;
     default:
         break;
     }

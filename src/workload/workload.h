@@ -177,6 +177,23 @@ typedef enum wl_op_category {
     X(CONSTANT, "Constant", WL_CAT_SHAPE)                                                          \
     X(CONSTANT_OF_SHAPE, "ConstantOfShape", WL_CAT_SHAPE)                                          \
     X(RANGE, "Range", WL_CAT_SHAPE)                                                                \
+    X(MOD, "Mod", WL_CAT_BINARY)                                                                   \
+    X(SIN, "Sin", WL_CAT_UNARY)                                                                    \
+    X(COS, "Cos", WL_CAT_UNARY)                                                                    \
+    X(FLOOR, "Floor", WL_CAT_UNARY)                                                                \
+    X(CEIL, "Ceil", WL_CAT_UNARY)                                                                  \
+    X(ROUND, "Round", WL_CAT_UNARY)                                                                \
+    X(SIGN, "Sign", WL_CAT_UNARY)                                                                  \
+    X(SOFTPLUS, "Softplus", WL_CAT_UNARY)                                                          \
+    X(ELU, "Elu", WL_CAT_UNARY)                                                                    \
+    X(SELU, "Selu", WL_CAT_UNARY)                                                                  \
+    X(AND, "And", WL_CAT_BINARY)                                                                   \
+    X(OR, "Or", WL_CAT_BINARY)                                                                     \
+    X(XOR, "Xor", WL_CAT_BINARY)                                                                   \
+    X(GREATER_OR_EQUAL, "GreaterOrEqual", WL_CAT_BINARY)                                           \
+    X(LESS_OR_EQUAL, "LessOrEqual", WL_CAT_BINARY)                                                 \
+    X(SUM, "Sum", WL_CAT_BINARY)                                                                   \
+    X(MEAN, "Mean", WL_CAT_BINARY)                                                                 \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
 typedef enum wl_op_kind {
@@ -248,6 +265,8 @@ typedef struct wl_attrs {
     int mode_crd;      /* DepthToSpace: 1 = CRD, 0 = DCR */
     char mode[16];     /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
     float ratio;       /* Dropout (inference: identity) */
+    float gamma;       /* Selu */
+    int fmod;          /* Mod: 1 = C's fmod (sign of the dividend), 0 = sign of the divisor */
 } wl_attrs;
 
 /* ONNX's defaults: strides and dilations 1, group 1, keepdims 1, alpha 1,
