@@ -893,6 +893,148 @@ static void test_more_elementwise(void **state)
     wl_graph_free(g);
 }
 
+/* The other reductions share ReduceSum's rule (axes as input from opset
+ * 18, as attribute before); ArgMax/ArgMin give int64 indices;
+ * LogSoftmax, Instance- and GroupNormalization keep the shape; CumSum
+ * too; Size folds from the shape alone. */
+static void test_more_reductions_and_norms(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t x = input(g, "x", DIMS(2, 6, 4, 4));
+    int32_t axes = list_i64(g, "axes", DIMS(2, 3));
+    static const wl_op_kind reductions[] = {
+        WL_OP_REDUCE_MAX, WL_OP_REDUCE_MIN,        WL_OP_REDUCE_PROD,    WL_OP_REDUCE_L1,
+        WL_OP_REDUCE_L2,  WL_OP_REDUCE_SUM_SQUARE, WL_OP_REDUCE_LOG_SUM, WL_OP_REDUCE_LOG_SUM_EXP,
+    };
+    for (size_t i = 0; i < sizeof reductions / sizeof *reductions; i++) {
+        assert_shape(g, apply(g, reductions[i], NULL, INS(x, axes)), DIMS(2, 6, 1, 1));
+        wl_attrs a = defaults(reductions[i]);
+        a.n_axes = 1;
+        a.axes[0] = 1;
+        a.keepdims = 0;
+        assert_shape(g, apply(g, reductions[i], &a, INS(x)), DIMS(2, 4, 4));
+        assert_int_equal(wl_op_vector_class(reductions[i]), WL_VEC_PER_INPUT);
+    }
+    wl_attrs a = defaults(WL_OP_ARG_MAX);
+    a.axis = 1;
+    int32_t arg = apply(g, WL_OP_ARG_MAX, &a, INS(x));
+    assert_shape(g, arg, DIMS(2, 1, 4, 4));
+    assert_int_equal(g->tensors[arg].dtype, WL_DTYPE_I64);
+    a.keepdims = 0;
+    a.axis = -1;
+    assert_shape(g, apply(g, WL_OP_ARG_MIN, &a, INS(x)), DIMS(2, 6, 4));
+    a.axis = 4;
+    expect_error(g, WL_OP_ARG_MIN, &a, INS(x), "attribute 'axis'");
+
+    assert_int_equal(defaults(WL_OP_LOG_SOFTMAX).axis, -1);
+    assert_shape(g, apply(g, WL_OP_LOG_SOFTMAX, NULL, INS(x)), DIMS(2, 6, 4, 4));
+
+    int32_t c6 = weight(g, "c6", DIMS(6));
+    int32_t c3 = weight(g, "c3", DIMS(3));
+    int32_t c4 = weight(g, "c4", DIMS(4));
+    assert_shape(g, apply(g, WL_OP_INSTANCE_NORM, NULL, INS(x, c6, c6)), DIMS(2, 6, 4, 4));
+    expect_error(g, WL_OP_INSTANCE_NORM, NULL, INS(x, c3, c6), "expected [6]");
+    wl_attrs gn = defaults(WL_OP_GROUP_NORM);
+    gn.num_groups = 3;
+    assert_shape(g, apply(g, WL_OP_GROUP_NORM, &gn, INS(x, c3, c3)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_GROUP_NORM, &gn, INS(x, c6, c6)), DIMS(2, 6, 4, 4));
+    expect_error(g, WL_OP_GROUP_NORM, &gn, INS(x, c4, c3), "expected [3]");
+    gn.num_groups = 4;
+    expect_error(g, WL_OP_GROUP_NORM, &gn, INS(x, c4, c4), "'num_groups' = 4 does not divide");
+
+    int32_t one = scalar_i64(g, "one", 1);
+    assert_shape(g, apply(g, WL_OP_CUM_SUM, NULL, INS(x, one)), DIMS(2, 6, 4, 4));
+    int32_t five = scalar_i64(g, "five", 5);
+    expect_error(g, WL_OP_CUM_SUM, NULL, INS(x, five), "input 'axis'");
+
+    int32_t size = apply(g, WL_OP_SIZE, NULL, INS(x));
+    assert_int_equal(g->tensors[size].rank, 0);
+    assert_ivalues(g, size, DIMS(192));
+    assert_true(producer_folded(g, size));
+    wl_graph_free(g);
+}
+
+/* SpaceToDepth, GatherElements, Trilu fold as data movement; TopK takes
+ * K from the input (opset 10+) or the attribute; NonZero folds a
+ * constant input and names the node otherwise; ScatterND and GridSample
+ * shapes. */
+static void test_selection_ops(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    /* [1, 1, 2, 2] -> [1, 4, 1, 1]: the block's elements become channels. */
+    int32_t img = const_i64(g, "img", (int64_t[]){1, 1, 2, 2}, 4, (int64_t[]){1, 2, 3, 4}, 4);
+    wl_attrs a = defaults(WL_OP_SPACE_TO_DEPTH);
+    a.blocksize = 2;
+    int32_t s2d = apply(g, WL_OP_SPACE_TO_DEPTH, &a, INS(img));
+    assert_shape(g, s2d, DIMS(1, 4, 1, 1));
+    assert_ivalues(g, s2d, DIMS(1, 2, 3, 4));
+    int32_t x = input(g, "x", DIMS(1, 3, 8, 6));
+    assert_shape(g, apply(g, WL_OP_SPACE_TO_DEPTH, &a, INS(x)), DIMS(1, 12, 4, 3));
+    a.blocksize = 4;
+    expect_error(g, WL_OP_SPACE_TO_DEPTH, &a, INS(x), "not multiples of 4");
+
+    /* GatherElements along axis 1 of [[1,2],[3,4]] with [[0,0],[1,0]]. */
+    int32_t m = const_i64(g, "m", (int64_t[]){2, 2}, 2, (int64_t[]){1, 2, 3, 4}, 4);
+    int32_t at = const_i64(g, "at", (int64_t[]){2, 2}, 2, (int64_t[]){0, 0, 1, 0}, 4);
+    a = defaults(WL_OP_GATHER_ELEMENTS);
+    a.axis = 1;
+    assert_ivalues(g, apply(g, WL_OP_GATHER_ELEMENTS, &a, INS(m, at)), DIMS(1, 1, 4, 3));
+    int32_t far = const_i64(g, "far", (int64_t[]){2, 1}, 2, (int64_t[]){0, 2}, 2);
+    expect_error(g, WL_OP_GATHER_ELEMENTS, &a, INS(m, far), "index 2 in 'far' out of range");
+
+    /* Trilu: upper keeps j >= i + k, lower j <= i + k. */
+    assert_ivalues(g, apply(g, WL_OP_TRILU, NULL, INS(m)), DIMS(1, 2, 0, 4));
+    a = defaults(WL_OP_TRILU);
+    assert_int_equal(a.upper, 1);
+    a.upper = 0;
+    int32_t minus1 = scalar_i64(g, "minus1", -1);
+    assert_ivalues(g, apply(g, WL_OP_TRILU, &a, INS(m, minus1)), DIMS(0, 0, 3, 0));
+    assert_shape(g, apply(g, WL_OP_TRILU, &a, INS(x)), DIMS(1, 3, 8, 6));
+
+    /* TopK: values and int64 indices with K along the last axis. */
+    int32_t k = list_i64(g, "k", DIMS(2));
+    int32_t out[2];
+    as_status st;
+    assert_int_equal(add_and_infer(g, WL_OP_TOP_K, NULL, INS(x, k), 2, out, &st), AS_OK);
+    assert_shape(g, out[0], DIMS(1, 3, 8, 2));
+    assert_shape(g, out[1], DIMS(1, 3, 8, 2));
+    assert_int_equal(g->tensors[out[1]].dtype, WL_DTYPE_I64);
+    a = defaults(WL_OP_TOP_K);
+    a.k = 5;
+    a.axis = 2;
+    assert_shape(g, apply(g, WL_OP_TOP_K, &a, INS(x)), DIMS(1, 3, 5, 6));
+    a.k = 9;
+    expect_error(g, WL_OP_TOP_K, &a, INS(x), "K = 9 is outside [0, 8]");
+    int32_t unknown_k = input(g, "unknown_k", DIMS(1));
+    expect_error(g, WL_OP_TOP_K, NULL, INS(x, unknown_k), "K input 'unknown_k' has no known");
+
+    /* NonZero of a constant folds to [rank, count]; of an activation it
+     * cannot be shaped. */
+    int32_t nz = apply(g, WL_OP_NON_ZERO, NULL, INS(at));
+    assert_shape(g, nz, DIMS(2, 1));
+    assert_ivalues(g, nz, DIMS(1, 0));
+    as_code rc = add_and_infer(g, WL_OP_NON_ZERO, NULL, INS(x), 1, out, &st);
+    assert_int_equal(rc, AS_EINVAL);
+    assert_non_null(strstr(st.message, "test.onnx"));
+    assert_non_null(strstr(st.message, "(NonZero)"));
+    assert_non_null(strstr(st.message, "depends on the values of input 'x'"));
+
+    /* ScatterND: data's shape; updates = indices[:-1] + data[k:]. */
+    int32_t data = input(g, "data", DIMS(4, 5, 6));
+    int32_t idx = tensor(g, "idx", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(3, 2));
+    int32_t upd = input(g, "upd", DIMS(3, 6));
+    assert_shape(g, apply(g, WL_OP_SCATTER_ND, NULL, INS(data, idx, upd)), DIMS(4, 5, 6));
+    expect_error(g, WL_OP_SCATTER_ND, NULL, INS(data, idx, x), "updates 'x' do not have");
+
+    /* GridSample: [N, C, Ho, Wo] from the grid. */
+    int32_t grid = input(g, "grid", DIMS(1, 5, 7, 2));
+    assert_shape(g, apply(g, WL_OP_GRID_SAMPLE, NULL, INS(x, grid)), DIMS(1, 3, 5, 7));
+    expect_error(g, WL_OP_GRID_SAMPLE, NULL, INS(x, data), "expected X [N, C, H, W]");
+    wl_graph_free(g);
+}
+
 /* ConstantOfShape, Range and Expand/Tile make and fold values. */
 static void test_constant_of_shape_range_expand(void **state)
 {
@@ -1111,6 +1253,8 @@ int main(void)
         cmocka_unit_test(test_shape_chain_folds),
         cmocka_unit_test(test_elementwise_folding),
         cmocka_unit_test(test_more_elementwise),
+        cmocka_unit_test(test_more_reductions_and_norms),
+        cmocka_unit_test(test_selection_ops),
         cmocka_unit_test(test_constant_of_shape_range_expand),
         cmocka_unit_test(test_reduce_both_forms),
         cmocka_unit_test(test_extra_outputs_and_constant),

@@ -42,6 +42,9 @@ const attr_rule wl_onnx_attr_rules[] = {
     {"ratio", A_FLOAT, SLOT_F32, AT(ratio), 0, 0, FOR_ALL, 0},
     {"gamma", A_FLOAT, SLOT_F32, AT(gamma), 0, 0, FOR_ONLY, WL_OP_SELU},
     {"fmod", A_INT, SLOT_FLAG, AT(fmod), 0, 0, FOR_ONLY, WL_OP_MOD},
+    {"upper", A_INT, SLOT_FLAG, AT(upper), 0, 0, FOR_ONLY, WL_OP_TRILU},
+    {"k", A_INT, SLOT_I64, AT(k), 0, 0, FOR_ONLY, WL_OP_TOP_K},
+    {"num_groups", A_INT, SLOT_I64, AT(num_groups), 0, 0, FOR_ONLY, WL_OP_GROUP_NORM},
 };
 const int WL_ONNX_N_ATTR_RULES = (int)(sizeof wl_onnx_attr_rules / sizeof wl_onnx_attr_rules[0]);
 

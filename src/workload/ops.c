@@ -7,7 +7,8 @@
 /* The families, each a table indexed by kind; an entry with a shape rule
  * is the kind's.  A new family adds its table here. */
 static const wl_op_def *const families[] = {
-    wl_ops_window, wl_ops_matmul, wl_ops_norm, wl_ops_elementwise, wl_ops_movement, wl_ops_shape,
+    wl_ops_window,   wl_ops_matmul, wl_ops_norm,  wl_ops_elementwise,
+    wl_ops_movement, wl_ops_index,  wl_ops_shape,
 };
 
 /* The entry of kinds no family describes: no rule, no cost. */

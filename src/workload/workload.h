@@ -194,6 +194,28 @@ typedef enum wl_op_category {
     X(LESS_OR_EQUAL, "LessOrEqual", WL_CAT_BINARY)                                                 \
     X(SUM, "Sum", WL_CAT_BINARY)                                                                   \
     X(MEAN, "Mean", WL_CAT_BINARY)                                                                 \
+    X(REDUCE_MAX, "ReduceMax", WL_CAT_REDUCE)                                                      \
+    X(REDUCE_MIN, "ReduceMin", WL_CAT_REDUCE)                                                      \
+    X(REDUCE_PROD, "ReduceProd", WL_CAT_REDUCE)                                                    \
+    X(REDUCE_L1, "ReduceL1", WL_CAT_REDUCE)                                                        \
+    X(REDUCE_L2, "ReduceL2", WL_CAT_REDUCE)                                                        \
+    X(REDUCE_SUM_SQUARE, "ReduceSumSquare", WL_CAT_REDUCE)                                         \
+    X(REDUCE_LOG_SUM, "ReduceLogSum", WL_CAT_REDUCE)                                               \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp", WL_CAT_REDUCE)                                        \
+    X(ARG_MAX, "ArgMax", WL_CAT_REDUCE)                                                            \
+    X(ARG_MIN, "ArgMin", WL_CAT_REDUCE)                                                            \
+    X(LOG_SOFTMAX, "LogSoftmax", WL_CAT_REDUCE)                                                    \
+    X(INSTANCE_NORM, "InstanceNormalization", WL_CAT_REDUCE)                                       \
+    X(GROUP_NORM, "GroupNormalization", WL_CAT_REDUCE)                                             \
+    X(CUM_SUM, "CumSum", WL_CAT_REDUCE)                                                            \
+    X(SPACE_TO_DEPTH, "SpaceToDepth", WL_CAT_MOVE)                                                 \
+    X(GATHER_ELEMENTS, "GatherElements", WL_CAT_MOVE)                                              \
+    X(SCATTER_ND, "ScatterND", WL_CAT_MOVE)                                                        \
+    X(TRILU, "Trilu", WL_CAT_MOVE)                                                                 \
+    X(TOP_K, "TopK", WL_CAT_MOVE)                                                                  \
+    X(NON_ZERO, "NonZero", WL_CAT_MOVE)                                                            \
+    X(GRID_SAMPLE, "GridSample", WL_CAT_MOVE)                                                      \
+    X(SIZE, "Size", WL_CAT_SHAPE)                                                                  \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
 typedef enum wl_op_kind {
@@ -257,16 +279,19 @@ typedef struct wl_attrs {
     int trans_a, trans_b;
     /* Gemm alpha/beta; LeakyRelu, HardSigmoid alpha/beta; Clip min/max
      * (attribute form before opset 11) in alpha/beta. */
-    float alpha, beta; /* float, like ONNX's attributes, so that they round-trip */
-    float epsilon;     /* BatchNormalization, LayerNormalization */
-    wl_dtype to;       /* Cast */
-    double value;      /* ConstantOfShape fill value */
-    int64_t blocksize; /* DepthToSpace */
-    int mode_crd;      /* DepthToSpace: 1 = CRD, 0 = DCR */
-    char mode[16];     /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
-    float ratio;       /* Dropout (inference: identity) */
-    float gamma;       /* Selu */
-    int fmod;          /* Mod: 1 = C's fmod (sign of the dividend), 0 = sign of the divisor */
+    float alpha, beta;  /* float, like ONNX's attributes, so that they round-trip */
+    float epsilon;      /* BatchNormalization, LayerNormalization */
+    wl_dtype to;        /* Cast */
+    double value;       /* ConstantOfShape fill value */
+    int64_t blocksize;  /* DepthToSpace */
+    int mode_crd;       /* DepthToSpace: 1 = CRD, 0 = DCR */
+    char mode[16];      /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
+    float ratio;        /* Dropout (inference: identity) */
+    float gamma;        /* Selu */
+    int fmod;           /* Mod: 1 = C's fmod (sign of the dividend), 0 = sign of the divisor */
+    int upper;          /* Trilu: keep the upper triangle (default 1) */
+    int64_t k;          /* TopK before opset 10 (later an input) */
+    int64_t num_groups; /* GroupNormalization */
 } wl_attrs;
 
 /* ONNX's defaults: strides and dilations 1, group 1, keepdims 1, alpha 1,
