@@ -599,6 +599,27 @@ bool wl_op_gathers_rows(const wl_op *op, int input);
  * must spell it out). */
 bool wl_op_kernel_from_weight(wl_op_kind k);
 
+/* What accelsearch does with an ONNX op type (docs/onnx-ops.md lists every
+ * ai.onnx op with it), from most to least modelled. */
+typedef enum wl_op_status {
+    WL_STATUS_UNSUPPORTED, /* not in WL_OP_LIST: refused, or passed through with a guess
+                              when the importer allows unknown ops */
+    WL_STATUS_INFERRED,    /* shape inference (and folding) only: views and shape
+                              arithmetic, no run-time cost */
+    WL_STATUS_MOVED,       /* costed as data movement: a layer whose DRAM traffic is
+                              charged, no arithmetic */
+    WL_STATUS_VECTOR,      /* costed on the vector unit (wl_op_vector_ops) */
+    WL_STATUS_COMPUTE,     /* costed as a loop nest on the MAC array, by the mapper */
+} wl_op_status;
+
+/* The status of ONNX op type onnx_op_type (default domain), from the op
+ * table: a loop-nest problem means compute, a vector class the vector
+ * unit, category move data movement, any other shape rule inference
+ * only. */
+wl_op_status wl_op_status_of(const char *onnx_op_type);
+/* "costed (compute, on the mapper)", ...: the words docs/onnx-ops.md uses. */
+const char *wl_op_status_name(wl_op_status s);
+
 /* ------------------------------------------------------------ transforms */
 
 typedef enum wl_precision {
