@@ -1035,6 +1035,78 @@ static void test_selection_ops(void **state)
     wl_graph_free(g);
 }
 
+/* Einsum with an ellipsis string set on attribute 'equation'. */
+static wl_attrs einsum_attrs(const char *equation)
+{
+    wl_attrs a = defaults(WL_OP_EINSUM);
+    snprintf(a.equation, sizeof a.equation, "%s", equation);
+    return a;
+}
+
+/* The MACs of the problem of the op that writes t (-1: no problem). */
+static int64_t producer_macs(const wl_graph *g, int32_t t)
+{
+    wl_problem p;
+    as_status st;
+    as_status_clear(&st);
+    if (wl_op_problem(g, g->tensors[t].producer, &p, &st) != AS_OK)
+        return -1;
+    return wl_problem_macs(&p);
+}
+
+/* Einsum: explicit and implicit outputs, ellipsis broadcasting; a
+ * two-operand contraction is a matmul problem with exact MACs, other
+ * equations have none. */
+static void test_einsum(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t q = input(g, "q", DIMS(2, 4, 16, 8));
+    int32_t k = input(g, "k", DIMS(2, 4, 32, 8));
+    wl_attrs a = einsum_attrs("bhqd,bhkd->bhqk");
+    int32_t s = apply(g, WL_OP_EINSUM, &a, INS(q, k));
+    assert_shape(g, s, DIMS(2, 4, 16, 32));
+    assert_int_equal(producer_macs(g, s), 2 * 4 * 16 * 32 * 8);
+    /* Implicit output: letters used once, alphabetically ("ik"). */
+    int32_t m = input(g, "m", DIMS(3, 5));
+    int32_t w = weight(g, "w", DIMS(5, 7));
+    a = einsum_attrs("ij,jk");
+    int32_t mk = apply(g, WL_OP_EINSUM, &a, INS(m, w));
+    assert_shape(g, mk, DIMS(3, 7));
+    assert_int_equal(producer_macs(g, mk), 3 * 5 * 7);
+    a = einsum_attrs("ji,jk");
+    assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(m, m)), DIMS(5, 5));
+    /* Ellipsis dims broadcast and lead the output. */
+    int32_t e = input(g, "e", DIMS(6, 1, 3, 5));
+    int32_t f = input(g, "f", DIMS(4, 5, 2));
+    a = einsum_attrs("...ij,...jk->...ik");
+    int32_t ef = apply(g, WL_OP_EINSUM, &a, INS(e, f));
+    assert_shape(g, ef, DIMS(6, 4, 3, 2));
+    assert_int_equal(producer_macs(g, ef), 6 * 4 * 3 * 5 * 2);
+    a = einsum_attrs("...ij,...jk");
+    assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(e, f)), DIMS(6, 4, 3, 2));
+    /* One operand: a transpose and a trace infer, but are no contraction. */
+    a = einsum_attrs("ij->ji");
+    int32_t t = apply(g, WL_OP_EINSUM, &a, INS(m));
+    assert_shape(g, t, DIMS(5, 3));
+    assert_int_equal(producer_macs(g, t), -1);
+    int32_t sq = input(g, "sq", DIMS(4, 4));
+    a = einsum_attrs("ii");
+    assert_int_equal(g->tensors[apply(g, WL_OP_EINSUM, &a, INS(sq))].rank, 0);
+    a = einsum_attrs("ij,jk->i");
+    assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(m, w)), DIMS(3));
+    /* Errors name the equation. */
+    a = einsum_attrs("ij,kj->ik");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m, w), "dim 1 of input 'w' has size 7, elsewhere 5");
+    a = einsum_attrs("ijk,jk");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m, w), "term 0 of equation 'ijk,jk' does not fit");
+    a = einsum_attrs("ij->iz");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m), "is in no input");
+    a = einsum_attrs("ij");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m, w), "one term per input");
+    wl_graph_free(g);
+}
+
 /* ConstantOfShape, Range and Expand/Tile make and fold values. */
 static void test_constant_of_shape_range_expand(void **state)
 {
@@ -1255,6 +1327,7 @@ int main(void)
         cmocka_unit_test(test_more_elementwise),
         cmocka_unit_test(test_more_reductions_and_norms),
         cmocka_unit_test(test_selection_ops),
+        cmocka_unit_test(test_einsum),
         cmocka_unit_test(test_constant_of_shape_range_expand),
         cmocka_unit_test(test_reduce_both_forms),
         cmocka_unit_test(test_extra_outputs_and_constant),

@@ -1334,10 +1334,13 @@ static void test_round_trip_added_ops(void **state)
     mb_node(&b, "CumSum", "cumsum", NAMES("tv", "one"), "cs");
     mb_node(&b, "Sum", "sum", NAMES("cs", "cs", "cs"), "y");
     mb_node(&b, "GreaterOrEqual", "ge", NAMES("y", "cs"), "ge");
+    n = mb_node(&b, "Einsum", "einsum", NAMES("y", "y"), "ein");
+    mb_attr_string(&b, n, "equation", "nchw,nchv->nwv");
     mb_output(&b, "y");
     mb_output(&b, "r");
     mb_output(&b, "am");
     mb_output(&b, "ge");
+    mb_output(&b, "ein");
     wl_graph *g = mb_load_ok(&b, NULL);
     mb_free(&b);
     const wl_tensor *y = &g->tensors[g->outputs[0]];
@@ -1354,6 +1357,11 @@ static void test_round_trip_added_ops(void **state)
     assert_true(back->ops[back->order[2]].attrs.gamma == 2.0f);
     assert_int_equal(back->ops[back->order[3]].attrs.num_groups, 3);
     assert_int_equal(back->ops[back->order[9]].attrs.upper, 0);
+    const wl_tensor *ein = &g->tensors[g->outputs[4]];
+    assert_int_equal(ein->rank, 3);
+    assert_int_equal(ein->dims[1], 2);
+    assert_int_equal(ein->dims[2], 2);
+    assert_string_equal(back->ops[back->order[14]].attrs.equation, "nchw,nchv->nwv");
     wl_graph_free(back);
     wl_graph_free(g);
 }

@@ -66,7 +66,7 @@ static bool attr_differs(const attr_rule *r, const wl_attrs *a, const wl_attrs *
     case SLOT_LIST:
         return n > 0;
     case SLOT_MODE:
-        return strcmp(a->mode, d->mode) != 0;
+        return strcmp(CFIELD(a, r, char), CFIELD(d, r, char)) != 0;
     case SLOT_VALUE:
         return a->value != d->value;
     default:
@@ -264,7 +264,7 @@ static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const 
         s = a->mode_crd ? "CRD" : "DCR";
         break;
     case SLOT_MODE:
-        s = a->mode;
+        s = CFIELD(a, r, char);
         break;
     case SLOT_VALUE:
         at->t = fill_value_proto(ex, op);

@@ -215,6 +215,7 @@ typedef enum wl_op_category {
     X(TOP_K, "TopK", WL_CAT_MOVE)                                                                  \
     X(NON_ZERO, "NonZero", WL_CAT_MOVE)                                                            \
     X(GRID_SAMPLE, "GridSample", WL_CAT_MOVE)                                                      \
+    X(EINSUM, "Einsum", WL_CAT_COMPUTE)                                                            \
     X(SIZE, "Size", WL_CAT_SHAPE)                                                                  \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
@@ -286,6 +287,7 @@ typedef struct wl_attrs {
     int64_t blocksize;  /* DepthToSpace */
     int mode_crd;       /* DepthToSpace: 1 = CRD, 0 = DCR */
     char mode[16];      /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
+    char equation[64];  /* Einsum ("bhqd,bhkd->bhqk") */
     float ratio;        /* Dropout (inference: identity) */
     float gamma;        /* Selu */
     int fmod;           /* Mod: 1 = C's fmod (sign of the dividend), 0 = sign of the divisor */
