@@ -18,10 +18,9 @@ static as_code infer_space_to_depth(wl_infer_ctx *c)
 {
     const wl_tensor *x = IN(c, 0);
     int64_t b = c->op->attrs.blocksize, b2;
-    if (x->rank != 4)
-        return wl_infer_fail(c, "input '%s' has rank %d; expected [N, C, H, W]", x->name, x->rank);
-    if (b < 1 || !as_mul_i64(b, b, &b2))
-        return wl_infer_fail(c, "attribute 'blocksize' = %lld is invalid", (long long)b);
+    as_code rc = wl_infer_block_op(c, &b2);
+    if (rc != AS_OK)
+        return rc;
     if (x->dims[2] % b != 0 || x->dims[3] % b != 0)
         return wl_infer_fail(c, "input '%s' has spatial dims %lldx%lld, not multiples of %lld",
                              x->name, (long long)x->dims[2], (long long)x->dims[3], (long long)b);

@@ -276,6 +276,17 @@ static int64_t prod_dims(const wl_tensor *t, int n)
     return v;
 }
 
+/* The output of a matrix product, [N, G, P, M], and the tensors of its
+ * three data spaces: input 0 is A, in the weights role when swap. */
+static void bind_product(const wl_graph *g, const wl_op *op, wl_problem *p, bool swap)
+{
+    wl_problem_add_dims(&p->ds[WL_DS_OUTPUTS], 4,
+                        (const wl_dim[]){WL_DIM_N, WL_DIM_G, WL_DIM_P, WL_DIM_M});
+    wl_problem_bind(g, p, swap ? WL_DS_WEIGHTS : WL_DS_INPUTS, op->inputs[0]);
+    wl_problem_bind(g, p, swap ? WL_DS_INPUTS : WL_DS_WEIGHTS, op->inputs[1]);
+    wl_problem_bind(g, p, WL_DS_OUTPUTS, op->outputs[0]);
+}
+
 /*
  * Gemm and MatMul: Outputs[n][g][p][m] += A[n][g][p][c] * B[g][c][m].
  * The operand in the weights role is B, unless A is stored and B is not
@@ -330,11 +341,7 @@ static as_code matmul_problem(const wl_graph *g, const wl_op *op, wl_problem *p,
     if (batch_in_g)
         wl_problem_add_dims(ds_b, 1, (const wl_dim[]){WL_DIM_G});
     wl_problem_add_dims(ds_b, 2, (const wl_dim[]){WL_DIM_C, WL_DIM_M});
-    wl_problem_add_dims(&p->ds[WL_DS_OUTPUTS], 4,
-                        (const wl_dim[]){WL_DIM_N, WL_DIM_G, WL_DIM_P, WL_DIM_M});
-    wl_problem_bind(g, p, swap ? WL_DS_WEIGHTS : WL_DS_INPUTS, op->inputs[0]);
-    wl_problem_bind(g, p, swap ? WL_DS_INPUTS : WL_DS_WEIGHTS, op->inputs[1]);
-    wl_problem_bind(g, p, WL_DS_OUTPUTS, op->outputs[0]);
+    bind_product(g, op, p, swap);
     return AS_OK;
 }
 
@@ -386,11 +393,7 @@ static as_code einsum_problem(const wl_graph *g, const wl_op *op, wl_problem *p,
     wl_dataspace *ds_b = &p->ds[swap ? WL_DS_INPUTS : WL_DS_WEIGHTS];
     wl_problem_add_dims(ds_a, 3, (const wl_dim[]){WL_DIM_G, WL_DIM_P, WL_DIM_C});
     wl_problem_add_dims(ds_b, 3, (const wl_dim[]){WL_DIM_G, WL_DIM_C, WL_DIM_M});
-    wl_problem_add_dims(&p->ds[WL_DS_OUTPUTS], 4,
-                        (const wl_dim[]){WL_DIM_N, WL_DIM_G, WL_DIM_P, WL_DIM_M});
-    wl_problem_bind(g, p, swap ? WL_DS_WEIGHTS : WL_DS_INPUTS, op->inputs[0]);
-    wl_problem_bind(g, p, swap ? WL_DS_INPUTS : WL_DS_WEIGHTS, op->inputs[1]);
-    wl_problem_bind(g, p, WL_DS_OUTPUTS, op->outputs[0]);
+    bind_product(g, op, p, swap);
     return AS_OK;
 }
 

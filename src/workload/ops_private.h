@@ -116,4 +116,8 @@ extern const wl_op_def wl_ops_index[WL_OP_COUNT];
  * LayerNormalization at opset 13). */
 void wl_defaults_axis_last(wl_attrs *a);
 
+/* DepthToSpace and SpaceToDepth (ops_movement.c): input 0 is
+ * [N, C, H, W] and attribute blocksize b valid; *b2 = b * b. */
+as_code wl_infer_block_op(wl_infer_ctx *c, int64_t *b2);
+
 #endif
