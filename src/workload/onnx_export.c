@@ -263,8 +263,8 @@ static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const 
     case SLOT_CRD:
         s = a->mode_crd ? "CRD" : "DCR";
         break;
-    case SLOT_MODE:
-        s = CFIELD(a, r, char);
+    case SLOT_MODE: /* a is the caller's copy: the proto keeps its own */
+        s = ex_copy(ex, CFIELD(a, r, char), strlen(CFIELD(a, r, char)) + 1);
         break;
     case SLOT_VALUE:
         at->t = fill_value_proto(ex, op);
