@@ -829,6 +829,19 @@ static void test_elementwise_folding(void **state)
     wl_graph_free(g);
 }
 
+/* The float values of tensor t (after apply(), which may move
+ * g->tensors, has returned t). */
+static const double *fvalues_of(const wl_graph *g, int32_t t)
+{
+    return g->tensors[t].fvalues;
+}
+
+/* The rank of tensor t, likewise. */
+static int rank_of(const wl_graph *g, int32_t t)
+{
+    return g->tensors[t].rank;
+}
+
 /* Mod (both signs conventions), Sign, Sum/Mean, logic and the
  * or-equal comparisons fold exactly on int64; float math on doubles;
  * broadcasting shapes as for every elementwise op. */
@@ -861,23 +874,40 @@ static void test_more_elementwise(void **state)
     int32_t f = list_f32(g, "f", (double[]){-2.5, 0.5, 1.5, 5.5}, 4);
     int32_t m = list_f32(g, "m", (double[]){2, 2, -2, 2}, 4);
     a.fmod = 1;
-    const double *v = g->tensors[apply(g, WL_OP_MOD, &a, INS(f, m))].fvalues;
+    const double *v = fvalues_of(g, apply(g, WL_OP_MOD, &a, INS(f, m)));
     assert_true(v[0] == -0.5 && v[1] == 0.5 && v[2] == 1.5 && v[3] == 1.5);
-    v = g->tensors[apply(g, WL_OP_ROUND, NULL, INS(f))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_ROUND, NULL, INS(f)));
     assert_true(v[0] == -2.0 && v[1] == 0.0 && v[2] == 2.0 && v[3] == 6.0);
-    v = g->tensors[apply(g, WL_OP_FLOOR, NULL, INS(f))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_FLOOR, NULL, INS(f)));
     assert_true(v[0] == -3.0 && v[3] == 5.0);
-    v = g->tensors[apply(g, WL_OP_CEIL, NULL, INS(f))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_CEIL, NULL, INS(f)));
     assert_true(v[0] == -2.0 && v[3] == 6.0);
-    v = g->tensors[apply(g, WL_OP_MEAN, NULL, INS(f, m))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_MEAN, NULL, INS(f, m)));
     assert_true(v[0] == -0.25 && v[2] == -0.25);
     int32_t zf = apply(g, WL_OP_SUB, NULL, INS(f, f));
-    v = g->tensors[apply(g, WL_OP_SIN, NULL, INS(zf))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_SIN, NULL, INS(zf)));
     assert_true(v[0] == 0.0);
-    v = g->tensors[apply(g, WL_OP_COS, NULL, INS(zf))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_COS, NULL, INS(zf)));
     assert_true(v[0] == 1.0);
-    v = g->tensors[apply(g, WL_OP_SOFTPLUS, NULL, INS(zf))].fvalues;
+    v = fvalues_of(g, apply(g, WL_OP_SOFTPLUS, NULL, INS(zf)));
     assert_true(fabs(v[0] - log(2.0)) < 1e-15);
+    static const wl_op_kind zero_at_zero[] = {
+        WL_OP_TAN, WL_OP_ASIN, WL_OP_ATAN, WL_OP_SINH, WL_OP_ASINH, WL_OP_ATANH, WL_OP_SOFTSIGN,
+    };
+    for (size_t i = 0; i < sizeof zero_at_zero / sizeof *zero_at_zero; i++) {
+        int32_t y = apply(g, zero_at_zero[i], NULL, INS(zf)); /* may move g->tensors */
+        assert_true(g->tensors[y].fvalues[0] == 0.0);
+    }
+    int32_t ones = apply(g, WL_OP_COSH, NULL, INS(zf));
+    assert_true(g->tensors[ones].fvalues[0] == 1.0);
+    int32_t acosh = apply(g, WL_OP_ACOSH, NULL, INS(ones));
+    int32_t acos_ = apply(g, WL_OP_ACOS, NULL, INS(ones));
+    assert_true(g->tensors[acosh].fvalues[0] == 0.0 && g->tensors[acos_].fvalues[0] == 0.0);
+    int32_t odd = list_f32(g, "odd", (double[]){NAN, INFINITY, -INFINITY, 1.0}, 4);
+    int32_t nan = apply(g, WL_OP_IS_NAN, NULL, INS(odd));
+    assert_int_equal(g->tensors[nan].dtype, WL_DTYPE_BOOL);
+    assert_ivalues(g, nan, DIMS(1, 0, 0, 0));
+    assert_ivalues(g, apply(g, WL_OP_IS_INF, NULL, INS(odd)), DIMS(0, 1, 1, 0));
 
     /* Shapes broadcast; activations with attributes are not folded. */
     int32_t x = input(g, "x", DIMS(2, 1, 5));
@@ -1092,7 +1122,7 @@ static void test_einsum(void **state)
     assert_int_equal(producer_macs(g, t), -1);
     int32_t sq = input(g, "sq", DIMS(4, 4));
     a = einsum_attrs("ii");
-    assert_int_equal(g->tensors[apply(g, WL_OP_EINSUM, &a, INS(sq))].rank, 0);
+    assert_int_equal(rank_of(g, apply(g, WL_OP_EINSUM, &a, INS(sq))), 0);
     a = einsum_attrs("ij,jk->i");
     assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(m, w)), DIMS(3));
     /* Errors name the equation. */

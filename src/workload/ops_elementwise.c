@@ -24,6 +24,8 @@ static wl_dtype elementwise_dtype(const wl_infer_ctx *c)
     case WL_OP_GREATER_OR_EQUAL:
     case WL_OP_LESS_OR_EQUAL:
     case WL_OP_NOT:
+    case WL_OP_IS_NAN:
+    case WL_OP_IS_INF:
     case WL_OP_AND:
     case WL_OP_OR:
     case WL_OP_XOR:
@@ -138,6 +140,10 @@ static int eval_choice(wl_op_kind kind, const operand_row *x)
         return truth(x, 0) != truth(x, 1) ? ROW_ONE : ROW_ZERO;
     case WL_OP_NOT:
         return equal(x, 0, ROW_ZERO) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_IS_NAN: /* NaN equals nothing, itself included */
+        return equal(x, 0, 0) ? ROW_ZERO : ROW_ONE;
+    case WL_OP_IS_INF: /* both infinities (detect_negative and _positive default to 1) */
+        return x->is_float && isinf(x->f[0]) ? ROW_ONE : ROW_ZERO;
     case WL_OP_RELU:
         return less(x, ROW_ZERO, 0) ? 0 : ROW_ZERO;
     case WL_OP_WHERE:
@@ -278,6 +284,36 @@ static bool arith_float(wl_op_kind kind, const double *x, double *r)
         break;
     case WL_OP_SOFTPLUS:
         *r = log1p(exp(x[0]));
+        break;
+    case WL_OP_SOFTSIGN:
+        *r = x[0] / (1.0 + fabs(x[0]));
+        break;
+    case WL_OP_TAN:
+        *r = tan(x[0]);
+        break;
+    case WL_OP_ASIN:
+        *r = asin(x[0]);
+        break;
+    case WL_OP_ACOS:
+        *r = acos(x[0]);
+        break;
+    case WL_OP_ATAN:
+        *r = atan(x[0]);
+        break;
+    case WL_OP_SINH:
+        *r = sinh(x[0]);
+        break;
+    case WL_OP_COSH:
+        *r = cosh(x[0]);
+        break;
+    case WL_OP_ASINH:
+        *r = asinh(x[0]);
+        break;
+    case WL_OP_ACOSH:
+        *r = acosh(x[0]);
+        break;
+    case WL_OP_ATANH:
+        *r = atanh(x[0]);
         break;
     default:
         return false;
@@ -452,6 +488,20 @@ const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
     [WL_OP_CEIL] = {ELEMENTWISE(1)},
     [WL_OP_ROUND] = {ELEMENTWISE(1)},
     [WL_OP_SIGN] = {ELEMENTWISE(1)},
+    [WL_OP_SOFTSIGN] = {ELEMENTWISE(1)},
+    /* IsInf's detect_negative / detect_positive are not read: both
+     * infinities count. */
+    [WL_OP_IS_NAN] = {ELEMENTWISE(1)},
+    [WL_OP_IS_INF] = {ELEMENTWISE(1)},
+    [WL_OP_TAN] = {ELEMENTWISE(1)},
+    [WL_OP_ASIN] = {ELEMENTWISE(1)},
+    [WL_OP_ACOS] = {ELEMENTWISE(1)},
+    [WL_OP_ATAN] = {ELEMENTWISE(1)},
+    [WL_OP_SINH] = {ELEMENTWISE(1)},
+    [WL_OP_COSH] = {ELEMENTWISE(1)},
+    [WL_OP_ASINH] = {ELEMENTWISE(1)},
+    [WL_OP_ACOSH] = {ELEMENTWISE(1)},
+    [WL_OP_ATANH] = {ELEMENTWISE(1)},
     /* Arithmetic with broadcasting. */
     [WL_OP_ADD] = {ELEMENTWISE(2)},
     [WL_OP_SUB] = {ELEMENTWISE(2)},

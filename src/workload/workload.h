@@ -217,6 +217,18 @@ typedef enum wl_op_category {
     X(GRID_SAMPLE, "GridSample", WL_CAT_MOVE)                                                      \
     X(EINSUM, "Einsum", WL_CAT_COMPUTE)                                                            \
     X(SIZE, "Size", WL_CAT_SHAPE)                                                                  \
+    X(TAN, "Tan", WL_CAT_UNARY)                                                                    \
+    X(ASIN, "Asin", WL_CAT_UNARY)                                                                  \
+    X(ACOS, "Acos", WL_CAT_UNARY)                                                                  \
+    X(ATAN, "Atan", WL_CAT_UNARY)                                                                  \
+    X(SINH, "Sinh", WL_CAT_UNARY)                                                                  \
+    X(COSH, "Cosh", WL_CAT_UNARY)                                                                  \
+    X(ASINH, "Asinh", WL_CAT_UNARY)                                                                \
+    X(ACOSH, "Acosh", WL_CAT_UNARY)                                                                \
+    X(ATANH, "Atanh", WL_CAT_UNARY)                                                                \
+    X(SOFTSIGN, "Softsign", WL_CAT_UNARY)                                                          \
+    X(IS_NAN, "IsNaN", WL_CAT_UNARY)                                                               \
+    X(IS_INF, "IsInf", WL_CAT_UNARY)                                                               \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
 typedef enum wl_op_kind {
