@@ -958,6 +958,14 @@ static void test_more_reductions_and_norms(void **state)
     expect_error(g, WL_OP_ARG_MIN, &a, INS(x), "attribute 'axis'");
 
     assert_int_equal(defaults(WL_OP_LOG_SOFTMAX).axis, -1);
+    wl_attrs lrn = defaults(WL_OP_LRN);
+    assert_true(lrn.alpha == 0.0001f && lrn.beta == 0.75f);
+    expect_error(g, WL_OP_LRN, &lrn, INS(x), "attribute 'size' = 0 is invalid");
+    lrn.lrn_size = 5;
+    assert_shape(g, apply(g, WL_OP_LRN, &lrn, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_MEAN_VARIANCE_NORM, NULL, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_LP_NORM, NULL, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_MISH, NULL, INS(x)), DIMS(2, 6, 4, 4));
     assert_shape(g, apply(g, WL_OP_LOG_SOFTMAX, NULL, INS(x)), DIMS(2, 6, 4, 4));
 
     int32_t c6 = weight(g, "c6", DIMS(6));
@@ -1057,6 +1065,19 @@ static void test_selection_ops(void **state)
     int32_t upd = input(g, "upd", DIMS(3, 6));
     assert_shape(g, apply(g, WL_OP_SCATTER_ND, NULL, INS(data, idx, upd)), DIMS(4, 5, 6));
     expect_error(g, WL_OP_SCATTER_ND, NULL, INS(data, idx, x), "updates 'x' do not have");
+
+    /* ScatterElements: data's shape; GatherND: indices[:-1] + data[b+k:]. */
+    int32_t pos = tensor(g, "pos", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(2, 5, 6));
+    int32_t vals = input(g, "vals", DIMS(2, 5, 6));
+    assert_shape(g, apply(g, WL_OP_SCATTER_ELEMENTS, NULL, INS(data, pos, vals)), DIMS(4, 5, 6));
+    expect_error(g, WL_OP_SCATTER_ELEMENTS, NULL, INS(data, pos, upd), "must have one shape");
+    assert_shape(g, apply(g, WL_OP_GATHER_ND, NULL, INS(data, idx)), DIMS(3, 6));
+    int32_t idx1 = tensor(g, "idx1", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(4, 1));
+    a = defaults(WL_OP_GATHER_ND);
+    a.batch_dims = 1;
+    assert_shape(g, apply(g, WL_OP_GATHER_ND, &a, INS(data, idx1)), DIMS(4, 6));
+    int32_t idx4 = tensor(g, "idx4", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(2, 4));
+    expect_error(g, WL_OP_GATHER_ND, NULL, INS(data, idx4), "end in 4; at most 3");
 
     /* GridSample: [N, C, Ho, Wo] from the grid. */
     int32_t grid = input(g, "grid", DIMS(1, 5, 7, 2));

@@ -206,6 +206,13 @@ static void reference_defaults(wl_attrs *a, wl_op_kind kind)
     case WL_OP_CAST:
         a->to = WL_DTYPE_F32;
         break;
+    case WL_OP_LRN: /* added with the op */
+        a->alpha = 0.0001f;
+        a->beta = 0.75f;
+        break;
+    case WL_OP_LP_NORM:
+        a->axis = -1;
+        break;
     case WL_OP_TRILU: /* added with the ops */
         a->upper = 1;
         break;

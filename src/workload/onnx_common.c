@@ -46,6 +46,8 @@ const attr_rule wl_onnx_attr_rules[] = {
     {"upper", A_INT, SLOT_FLAG, AT(upper), 0, 0, FOR_ONLY, WL_OP_TRILU},
     {"k", A_INT, SLOT_I64, AT(k), 0, 0, FOR_ONLY, WL_OP_TOP_K},
     {"num_groups", A_INT, SLOT_I64, AT(num_groups), 0, 0, FOR_ONLY, WL_OP_GROUP_NORM},
+    {"batch_dims", A_INT, SLOT_I64, AT(batch_dims), 0, 0, FOR_ONLY, WL_OP_GATHER_ND},
+    {"size", A_INT, SLOT_I64, AT(lrn_size), 0, 0, FOR_ONLY, WL_OP_LRN},
 };
 const int WL_ONNX_N_ATTR_RULES = (int)(sizeof wl_onnx_attr_rules / sizeof wl_onnx_attr_rules[0]);
 

@@ -472,6 +472,9 @@ const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
     [WL_OP_TANH] = {ELEMENTWISE(1)},
     [WL_OP_ERF] = {ELEMENTWISE(1)},
     [WL_OP_SOFTPLUS] = {ELEMENTWISE(1)},
+    [WL_OP_THRESHOLDED_RELU] = {ELEMENTWISE(1)},
+    [WL_OP_CELU] = {ELEMENTWISE(1)},
+    [WL_OP_MISH] = {.min_opset = 18, ELEMENTWISE(1)},
     /* Elu and Selu are not folded (activations never carry shapes). */
     [WL_OP_ELU] = {ELEMENTWISE(1)},
     [WL_OP_SELU] = {.defaults = selu_defaults, ELEMENTWISE(1)},

@@ -108,6 +108,45 @@ static as_code infer_scatter_nd(wl_infer_ctx *c)
     return wl_infer_set_output_like(c, 0, data, data->dtype);
 }
 
+/* ----------------------------------------------- ScatterElements, GatherND */
+
+/* ScatterElements: data, indices and updates (indices' shape); the output
+ * is data's shape. */
+static as_code infer_scatter_elements(wl_infer_ctx *c)
+{
+    const wl_tensor *data = IN(c, 0), *idx = IN(c, 1), *upd = IN(c, 2);
+    if (idx->rank != data->rank || upd->rank != idx->rank ||
+        memcmp(idx->dims, upd->dims, (size_t)idx->rank * sizeof *idx->dims) != 0)
+        return wl_infer_fail(c, "indices '%s' and updates '%s' must have one shape of data's rank",
+                             idx->name, upd->name);
+    int axis = 0;
+    as_code rc = wl_infer_axis(c, "attribute 'axis'", c->op->attrs.axis, data->rank, false, &axis);
+    return rc == AS_OK ? wl_infer_set_output_like(c, 0, data, data->dtype) : rc;
+}
+
+/* GatherND: data [r dims], indices [q dims] ending in k, b batch dims:
+ * indices.dims[:-1] + data.dims[b + k:]. */
+static as_code infer_gather_nd(wl_infer_ctx *c)
+{
+    const wl_tensor *data = IN(c, 0), *idx = IN(c, 1);
+    int64_t b = c->op->attrs.batch_dims;
+    if (idx->rank < 1 || b < 0 || b >= idx->rank || b >= data->rank)
+        return wl_infer_fail(c, "attribute 'batch_dims' = %lld does not fit '%s' and '%s'",
+                             (long long)b, data->name, idx->name);
+    int64_t k = idx->dims[idx->rank - 1];
+    if (k < 1 || b + k > data->rank)
+        return wl_infer_fail(c, "indices '%s' end in %lld; at most %lld (data's rank - batch_dims)",
+                             idx->name, (long long)k, (long long)(data->rank - b));
+    int rank = idx->rank - 1 + data->rank - (int)(b + k);
+    if (rank > WL_MAX_RANK)
+        return wl_infer_fail(c, "output '%s' would have rank %d; at most %d is supported",
+                             wl_infer_output(c, 0)->name, rank, WL_MAX_RANK);
+    int64_t dims[WL_MAX_RANK];
+    memcpy(dims, idx->dims, (size_t)(idx->rank - 1) * sizeof *dims);
+    memcpy(dims + idx->rank - 1, data->dims + b + k, (size_t)(data->rank - b - k) * sizeof *dims);
+    return wl_infer_set_output(c, 0, data->dtype, rank, dims);
+}
+
 /* -------------------------------------------------------------- Trilu */
 
 /* Trilu: the input's shape (rank >= 2); the optional diagonal offset k
@@ -253,6 +292,10 @@ const wl_op_def wl_ops_index[WL_OP_COUNT] = {
     [WL_OP_GATHER_ELEMENTS] = {.min_opset = 11,
                                MOVED(2, infer_gather_elements, source_gather_elements)},
     [WL_OP_SCATTER_ND] = {.min_opset = 11, .required_inputs = 3, .infer = infer_scatter_nd},
+    [WL_OP_SCATTER_ELEMENTS] = {.min_opset = 11,
+                                .required_inputs = 3,
+                                .infer = infer_scatter_elements},
+    [WL_OP_GATHER_ND] = {.min_opset = 11, .required_inputs = 2, .infer = infer_gather_nd},
     [WL_OP_TRILU] = {.min_opset = 14,
                      .defaults = trilu_defaults,
                      MOVED(1, infer_trilu, source_trilu)},

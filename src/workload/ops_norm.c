@@ -158,6 +158,26 @@ static as_code infer_cumsum(wl_infer_ctx *c)
     return wl_infer_set_output_like(c, 0, x, x->dtype);
 }
 
+/* LRN: ONNX's alpha and beta. */
+static void lrn_defaults(wl_attrs *a)
+{
+    a->alpha = 0.0001f;
+    a->beta = 0.75f;
+}
+
+/* LRN: X [N, C, ...] with a window of 'size' channels; output like X. */
+static as_code infer_lrn(wl_infer_ctx *c)
+{
+    const wl_tensor *x = IN(c, 0);
+    if (x->rank < 3)
+        return wl_infer_fail(c, "input '%s' has rank %d; expected [N, C, D1, ...]", x->name,
+                             x->rank);
+    if (c->op->attrs.lrn_size < 1)
+        return wl_infer_fail(c, "attribute 'size' = %lld is invalid",
+                             (long long)c->op->attrs.lrn_size);
+    return wl_infer_set_output_like(c, 0, x, x->dtype);
+}
+
 void wl_defaults_axis_last(wl_attrs *a)
 {
     a->axis = -1; /* opset 13 default */
@@ -226,6 +246,18 @@ const wl_op_def wl_ops_norm[WL_OP_COUNT] = {
                           .required_inputs = 3,
                           .infer = infer_group_norm,
                           .vector = WL_VEC_PER_INPUT},
+    [WL_OP_LRN] = {.defaults = lrn_defaults,
+                   .required_inputs = 1,
+                   .infer = infer_lrn,
+                   .vector = WL_VEC_PER_INPUT},
+    /* Over the axes of attribute 'axes' ([0, 2, 3] by default) and 'axis'. */
+    [WL_OP_MEAN_VARIANCE_NORM] = {.required_inputs = 1,
+                                  .infer = wl_infer_same,
+                                  .vector = WL_VEC_PER_INPUT},
+    [WL_OP_LP_NORM] = {.defaults = wl_defaults_axis_last,
+                       .required_inputs = 1,
+                       .infer = wl_infer_same,
+                       .vector = WL_VEC_PER_INPUT},
     [WL_OP_CUM_SUM] = {.min_opset = 11,
                        .required_inputs = 2,
                        .infer = infer_cumsum,

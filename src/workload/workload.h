@@ -229,6 +229,14 @@ typedef enum wl_op_category {
     X(SOFTSIGN, "Softsign", WL_CAT_UNARY)                                                          \
     X(IS_NAN, "IsNaN", WL_CAT_UNARY)                                                               \
     X(IS_INF, "IsInf", WL_CAT_UNARY)                                                               \
+    X(THRESHOLDED_RELU, "ThresholdedRelu", WL_CAT_UNARY)                                           \
+    X(CELU, "Celu", WL_CAT_UNARY)                                                                  \
+    X(MISH, "Mish", WL_CAT_UNARY)                                                                  \
+    X(LRN, "LRN", WL_CAT_REDUCE)                                                                   \
+    X(MEAN_VARIANCE_NORM, "MeanVarianceNormalization", WL_CAT_REDUCE)                              \
+    X(LP_NORM, "LpNormalization", WL_CAT_REDUCE)                                                   \
+    X(SCATTER_ELEMENTS, "ScatterElements", WL_CAT_MOVE)                                            \
+    X(GATHER_ND, "GatherND", WL_CAT_MOVE)                                                          \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
 typedef enum wl_op_kind {
@@ -306,6 +314,8 @@ typedef struct wl_attrs {
     int upper;          /* Trilu: keep the upper triangle (default 1) */
     int64_t k;          /* TopK before opset 10 (later an input) */
     int64_t num_groups; /* GroupNormalization */
+    int64_t batch_dims; /* GatherND */
+    int64_t lrn_size;   /* LRN: channels in the window (attribute 'size') */
 } wl_attrs;
 
 /* ONNX's defaults: strides and dilations 1, group 1, keepdims 1, alpha 1,
