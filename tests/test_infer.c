@@ -829,6 +829,335 @@ static void test_elementwise_folding(void **state)
     wl_graph_free(g);
 }
 
+/* The float values of tensor t (after apply(), which may move
+ * g->tensors, has returned t). */
+static const double *fvalues_of(const wl_graph *g, int32_t t)
+{
+    return g->tensors[t].fvalues;
+}
+
+/* The rank of tensor t, likewise. */
+static int rank_of(const wl_graph *g, int32_t t)
+{
+    return g->tensors[t].rank;
+}
+
+/* Mod (both signs conventions), Sign, Sum/Mean, logic and the
+ * or-equal comparisons fold exactly on int64; float math on doubles;
+ * broadcasting shapes as for every elementwise op. */
+static void test_more_elementwise(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t p = list_i64(g, "p", DIMS(7, -7, 7, -7));
+    int32_t q = list_i64(g, "q", DIMS(3, 3, -3, -3));
+    assert_ivalues(g, apply(g, WL_OP_MOD, NULL, INS(p, q)), DIMS(1, 2, -2, -1));
+    wl_attrs a = defaults(WL_OP_MOD);
+    a.fmod = 1;
+    assert_ivalues(g, apply(g, WL_OP_MOD, &a, INS(p, q)), DIMS(1, -1, 1, -1));
+    int32_t zero = scalar_i64(g, "zero", 0);
+    int32_t by_zero = apply(g, WL_OP_MOD, NULL, INS(p, zero));
+    assert_shape(g, by_zero, DIMS(4));
+    assert_false(producer_folded(g, by_zero));
+    assert_ivalues(g, apply(g, WL_OP_SIGN, NULL, INS(q)), DIMS(1, 1, -1, -1));
+    assert_ivalues(g, apply(g, WL_OP_SUM, NULL, INS(p, q, q)), DIMS(13, -1, 1, -13));
+    assert_ivalues(g, apply(g, WL_OP_GREATER_OR_EQUAL, NULL, INS(p, q)), DIMS(1, 0, 1, 0));
+    assert_ivalues(g, apply(g, WL_OP_LESS_OR_EQUAL, NULL, INS(q, q)), DIMS(1, 1, 1, 1));
+    int32_t gt = apply(g, WL_OP_GREATER, NULL, INS(p, zero));
+    int32_t lt = apply(g, WL_OP_LESS, NULL, INS(q, zero));
+    int32_t both = apply(g, WL_OP_AND, NULL, INS(gt, lt));
+    assert_int_equal(g->tensors[both].dtype, WL_DTYPE_BOOL);
+    assert_ivalues(g, both, DIMS(0, 0, 1, 0));
+    assert_ivalues(g, apply(g, WL_OP_OR, NULL, INS(gt, lt)), DIMS(1, 0, 1, 1));
+    assert_ivalues(g, apply(g, WL_OP_XOR, NULL, INS(gt, lt)), DIMS(1, 0, 0, 1));
+
+    int32_t f = list_f32(g, "f", (double[]){-2.5, 0.5, 1.5, 5.5}, 4);
+    int32_t m = list_f32(g, "m", (double[]){2, 2, -2, 2}, 4);
+    a.fmod = 1;
+    const double *v = fvalues_of(g, apply(g, WL_OP_MOD, &a, INS(f, m)));
+    assert_true(v[0] == -0.5 && v[1] == 0.5 && v[2] == 1.5 && v[3] == 1.5);
+    v = fvalues_of(g, apply(g, WL_OP_ROUND, NULL, INS(f)));
+    assert_true(v[0] == -2.0 && v[1] == 0.0 && v[2] == 2.0 && v[3] == 6.0);
+    v = fvalues_of(g, apply(g, WL_OP_FLOOR, NULL, INS(f)));
+    assert_true(v[0] == -3.0 && v[3] == 5.0);
+    v = fvalues_of(g, apply(g, WL_OP_CEIL, NULL, INS(f)));
+    assert_true(v[0] == -2.0 && v[3] == 6.0);
+    v = fvalues_of(g, apply(g, WL_OP_MEAN, NULL, INS(f, m)));
+    assert_true(v[0] == -0.25 && v[2] == -0.25);
+    int32_t zf = apply(g, WL_OP_SUB, NULL, INS(f, f));
+    v = fvalues_of(g, apply(g, WL_OP_SIN, NULL, INS(zf)));
+    assert_true(v[0] == 0.0);
+    v = fvalues_of(g, apply(g, WL_OP_COS, NULL, INS(zf)));
+    assert_true(v[0] == 1.0);
+    v = fvalues_of(g, apply(g, WL_OP_SOFTPLUS, NULL, INS(zf)));
+    assert_true(fabs(v[0] - log(2.0)) < 1e-15);
+    static const wl_op_kind zero_at_zero[] = {
+        WL_OP_TAN, WL_OP_ASIN, WL_OP_ATAN, WL_OP_SINH, WL_OP_ASINH, WL_OP_ATANH, WL_OP_SOFTSIGN,
+    };
+    for (size_t i = 0; i < sizeof zero_at_zero / sizeof *zero_at_zero; i++) {
+        int32_t y = apply(g, zero_at_zero[i], NULL, INS(zf)); /* may move g->tensors */
+        assert_true(g->tensors[y].fvalues[0] == 0.0);
+    }
+    int32_t ones = apply(g, WL_OP_COSH, NULL, INS(zf));
+    assert_true(g->tensors[ones].fvalues[0] == 1.0);
+    int32_t acosh = apply(g, WL_OP_ACOSH, NULL, INS(ones));
+    int32_t acos_ = apply(g, WL_OP_ACOS, NULL, INS(ones));
+    assert_true(g->tensors[acosh].fvalues[0] == 0.0 && g->tensors[acos_].fvalues[0] == 0.0);
+    int32_t odd = list_f32(g, "odd", (double[]){NAN, INFINITY, -INFINITY, 1.0}, 4);
+    int32_t nan = apply(g, WL_OP_IS_NAN, NULL, INS(odd));
+    assert_int_equal(g->tensors[nan].dtype, WL_DTYPE_BOOL);
+    assert_ivalues(g, nan, DIMS(1, 0, 0, 0));
+    assert_ivalues(g, apply(g, WL_OP_IS_INF, NULL, INS(odd)), DIMS(0, 1, 1, 0));
+
+    /* Shapes broadcast; activations with attributes are not folded. */
+    int32_t x = input(g, "x", DIMS(2, 1, 5));
+    int32_t y = input(g, "y", DIMS(3, 1));
+    assert_shape(g, apply(g, WL_OP_SUM, NULL, INS(x, y, x)), DIMS(2, 3, 5));
+    assert_shape(g, apply(g, WL_OP_MOD, NULL, INS(x, y)), DIMS(2, 3, 5));
+    assert_shape(g, apply(g, WL_OP_ELU, NULL, INS(x)), DIMS(2, 1, 5));
+    wl_attrs selu = defaults(WL_OP_SELU);
+    assert_true(selu.alpha > 1.6732f && selu.alpha < 1.6733f);
+    assert_true(selu.gamma > 1.0507f && selu.gamma < 1.0508f);
+    assert_false(producer_folded(g, apply(g, WL_OP_SELU, &selu, INS(f))));
+    expect_error(g, WL_OP_AND, NULL, INS(x, f), "cannot broadcast");
+    wl_graph_free(g);
+}
+
+/* The other reductions share ReduceSum's rule (axes as input from opset
+ * 18, as attribute before); ArgMax/ArgMin give int64 indices;
+ * LogSoftmax, Instance- and GroupNormalization keep the shape; CumSum
+ * too; Size folds from the shape alone. */
+static void test_more_reductions_and_norms(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t x = input(g, "x", DIMS(2, 6, 4, 4));
+    int32_t axes = list_i64(g, "axes", DIMS(2, 3));
+    static const wl_op_kind reductions[] = {
+        WL_OP_REDUCE_MAX, WL_OP_REDUCE_MIN,        WL_OP_REDUCE_PROD,    WL_OP_REDUCE_L1,
+        WL_OP_REDUCE_L2,  WL_OP_REDUCE_SUM_SQUARE, WL_OP_REDUCE_LOG_SUM, WL_OP_REDUCE_LOG_SUM_EXP,
+    };
+    for (size_t i = 0; i < sizeof reductions / sizeof *reductions; i++) {
+        assert_shape(g, apply(g, reductions[i], NULL, INS(x, axes)), DIMS(2, 6, 1, 1));
+        wl_attrs a = defaults(reductions[i]);
+        a.n_axes = 1;
+        a.axes[0] = 1;
+        a.keepdims = 0;
+        assert_shape(g, apply(g, reductions[i], &a, INS(x)), DIMS(2, 4, 4));
+        assert_int_equal(wl_op_vector_class(reductions[i]), WL_VEC_PER_INPUT);
+    }
+    wl_attrs a = defaults(WL_OP_ARG_MAX);
+    a.axis = 1;
+    int32_t arg = apply(g, WL_OP_ARG_MAX, &a, INS(x));
+    assert_shape(g, arg, DIMS(2, 1, 4, 4));
+    assert_int_equal(g->tensors[arg].dtype, WL_DTYPE_I64);
+    a.keepdims = 0;
+    a.axis = -1;
+    assert_shape(g, apply(g, WL_OP_ARG_MIN, &a, INS(x)), DIMS(2, 6, 4));
+    a.axis = 4;
+    expect_error(g, WL_OP_ARG_MIN, &a, INS(x), "attribute 'axis'");
+
+    assert_int_equal(defaults(WL_OP_LOG_SOFTMAX).axis, -1);
+    wl_attrs lrn = defaults(WL_OP_LRN);
+    assert_true(lrn.alpha == 0.0001f && lrn.beta == 0.75f);
+    expect_error(g, WL_OP_LRN, &lrn, INS(x), "attribute 'size' = 0 is invalid");
+    lrn.lrn_size = 5;
+    assert_shape(g, apply(g, WL_OP_LRN, &lrn, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_MEAN_VARIANCE_NORM, NULL, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_LP_NORM, NULL, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_MISH, NULL, INS(x)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_LOG_SOFTMAX, NULL, INS(x)), DIMS(2, 6, 4, 4));
+
+    int32_t c6 = weight(g, "c6", DIMS(6));
+    int32_t c3 = weight(g, "c3", DIMS(3));
+    int32_t c4 = weight(g, "c4", DIMS(4));
+    assert_shape(g, apply(g, WL_OP_INSTANCE_NORM, NULL, INS(x, c6, c6)), DIMS(2, 6, 4, 4));
+    expect_error(g, WL_OP_INSTANCE_NORM, NULL, INS(x, c3, c6), "expected [6]");
+    wl_attrs gn = defaults(WL_OP_GROUP_NORM);
+    gn.num_groups = 3;
+    assert_shape(g, apply(g, WL_OP_GROUP_NORM, &gn, INS(x, c3, c3)), DIMS(2, 6, 4, 4));
+    assert_shape(g, apply(g, WL_OP_GROUP_NORM, &gn, INS(x, c6, c6)), DIMS(2, 6, 4, 4));
+    expect_error(g, WL_OP_GROUP_NORM, &gn, INS(x, c4, c3), "expected [3]");
+    gn.num_groups = 4;
+    expect_error(g, WL_OP_GROUP_NORM, &gn, INS(x, c4, c4), "'num_groups' = 4 does not divide");
+
+    int32_t one = scalar_i64(g, "one", 1);
+    assert_shape(g, apply(g, WL_OP_CUM_SUM, NULL, INS(x, one)), DIMS(2, 6, 4, 4));
+    int32_t five = scalar_i64(g, "five", 5);
+    expect_error(g, WL_OP_CUM_SUM, NULL, INS(x, five), "input 'axis'");
+
+    int32_t size = apply(g, WL_OP_SIZE, NULL, INS(x));
+    assert_int_equal(g->tensors[size].rank, 0);
+    assert_ivalues(g, size, DIMS(192));
+    assert_true(producer_folded(g, size));
+    wl_graph_free(g);
+}
+
+/* SpaceToDepth, GatherElements, Trilu fold as data movement; TopK takes
+ * K from the input (opset 10+) or the attribute; NonZero folds a
+ * constant input and names the node otherwise; ScatterND and GridSample
+ * shapes. */
+static void test_selection_ops(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    /* [1, 1, 2, 2] -> [1, 4, 1, 1]: the block's elements become channels. */
+    int32_t img = const_i64(g, "img", (int64_t[]){1, 1, 2, 2}, 4, (int64_t[]){1, 2, 3, 4}, 4);
+    wl_attrs a = defaults(WL_OP_SPACE_TO_DEPTH);
+    a.blocksize = 2;
+    int32_t s2d = apply(g, WL_OP_SPACE_TO_DEPTH, &a, INS(img));
+    assert_shape(g, s2d, DIMS(1, 4, 1, 1));
+    assert_ivalues(g, s2d, DIMS(1, 2, 3, 4));
+    int32_t x = input(g, "x", DIMS(1, 3, 8, 6));
+    assert_shape(g, apply(g, WL_OP_SPACE_TO_DEPTH, &a, INS(x)), DIMS(1, 12, 4, 3));
+    a.blocksize = 4;
+    expect_error(g, WL_OP_SPACE_TO_DEPTH, &a, INS(x), "not multiples of 4");
+
+    /* GatherElements along axis 1 of [[1,2],[3,4]] with [[0,0],[1,0]]. */
+    int32_t m = const_i64(g, "m", (int64_t[]){2, 2}, 2, (int64_t[]){1, 2, 3, 4}, 4);
+    int32_t at = const_i64(g, "at", (int64_t[]){2, 2}, 2, (int64_t[]){0, 0, 1, 0}, 4);
+    a = defaults(WL_OP_GATHER_ELEMENTS);
+    a.axis = 1;
+    assert_ivalues(g, apply(g, WL_OP_GATHER_ELEMENTS, &a, INS(m, at)), DIMS(1, 1, 4, 3));
+    int32_t far = const_i64(g, "far", (int64_t[]){2, 1}, 2, (int64_t[]){0, 2}, 2);
+    expect_error(g, WL_OP_GATHER_ELEMENTS, &a, INS(m, far), "index 2 in 'far' out of range");
+
+    /* Trilu: upper keeps j >= i + k, lower j <= i + k. */
+    assert_ivalues(g, apply(g, WL_OP_TRILU, NULL, INS(m)), DIMS(1, 2, 0, 4));
+    a = defaults(WL_OP_TRILU);
+    assert_int_equal(a.upper, 1);
+    a.upper = 0;
+    int32_t minus1 = scalar_i64(g, "minus1", -1);
+    assert_ivalues(g, apply(g, WL_OP_TRILU, &a, INS(m, minus1)), DIMS(0, 0, 3, 0));
+    assert_shape(g, apply(g, WL_OP_TRILU, &a, INS(x)), DIMS(1, 3, 8, 6));
+
+    /* TopK: values and int64 indices with K along the last axis. */
+    int32_t k = list_i64(g, "k", DIMS(2));
+    int32_t out[2];
+    as_status st;
+    assert_int_equal(add_and_infer(g, WL_OP_TOP_K, NULL, INS(x, k), 2, out, &st), AS_OK);
+    assert_shape(g, out[0], DIMS(1, 3, 8, 2));
+    assert_shape(g, out[1], DIMS(1, 3, 8, 2));
+    assert_int_equal(g->tensors[out[1]].dtype, WL_DTYPE_I64);
+    a = defaults(WL_OP_TOP_K);
+    a.k = 5;
+    a.axis = 2;
+    assert_shape(g, apply(g, WL_OP_TOP_K, &a, INS(x)), DIMS(1, 3, 5, 6));
+    a.k = 9;
+    expect_error(g, WL_OP_TOP_K, &a, INS(x), "K = 9 is outside [0, 8]");
+    int32_t unknown_k = input(g, "unknown_k", DIMS(1));
+    expect_error(g, WL_OP_TOP_K, NULL, INS(x, unknown_k), "K input 'unknown_k' has no known");
+
+    /* NonZero of a constant folds to [rank, count]; of an activation it
+     * cannot be shaped. */
+    int32_t nz = apply(g, WL_OP_NON_ZERO, NULL, INS(at));
+    assert_shape(g, nz, DIMS(2, 1));
+    assert_ivalues(g, nz, DIMS(1, 0));
+    as_code rc = add_and_infer(g, WL_OP_NON_ZERO, NULL, INS(x), 1, out, &st);
+    assert_int_equal(rc, AS_EINVAL);
+    assert_non_null(strstr(st.message, "test.onnx"));
+    assert_non_null(strstr(st.message, "(NonZero)"));
+    assert_non_null(strstr(st.message, "depends on the values of input 'x'"));
+
+    /* ScatterND: data's shape; updates = indices[:-1] + data[k:]. */
+    int32_t data = input(g, "data", DIMS(4, 5, 6));
+    int32_t idx = tensor(g, "idx", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(3, 2));
+    int32_t upd = input(g, "upd", DIMS(3, 6));
+    assert_shape(g, apply(g, WL_OP_SCATTER_ND, NULL, INS(data, idx, upd)), DIMS(4, 5, 6));
+    expect_error(g, WL_OP_SCATTER_ND, NULL, INS(data, idx, x), "updates 'x' do not have");
+
+    /* ScatterElements: data's shape; GatherND: indices[:-1] + data[b+k:]. */
+    int32_t pos = tensor(g, "pos", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(2, 5, 6));
+    int32_t vals = input(g, "vals", DIMS(2, 5, 6));
+    assert_shape(g, apply(g, WL_OP_SCATTER_ELEMENTS, NULL, INS(data, pos, vals)), DIMS(4, 5, 6));
+    expect_error(g, WL_OP_SCATTER_ELEMENTS, NULL, INS(data, pos, upd), "must have one shape");
+    assert_shape(g, apply(g, WL_OP_GATHER_ND, NULL, INS(data, idx)), DIMS(3, 6));
+    int32_t idx1 = tensor(g, "idx1", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(4, 1));
+    a = defaults(WL_OP_GATHER_ND);
+    a.batch_dims = 1;
+    assert_shape(g, apply(g, WL_OP_GATHER_ND, &a, INS(data, idx1)), DIMS(4, 6));
+    int32_t idx4 = tensor(g, "idx4", WL_TENSOR_INPUT, WL_DTYPE_I64, DIMS(2, 4));
+    expect_error(g, WL_OP_GATHER_ND, NULL, INS(data, idx4), "end in 4; at most 3");
+
+    /* GridSample: [N, C, Ho, Wo] from the grid. */
+    int32_t grid = input(g, "grid", DIMS(1, 5, 7, 2));
+    assert_shape(g, apply(g, WL_OP_GRID_SAMPLE, NULL, INS(x, grid)), DIMS(1, 3, 5, 7));
+    expect_error(g, WL_OP_GRID_SAMPLE, NULL, INS(x, data), "expected X [N, C, H, W]");
+    wl_graph_free(g);
+}
+
+/* Einsum with an ellipsis string set on attribute 'equation'. */
+static wl_attrs einsum_attrs(const char *equation)
+{
+    wl_attrs a = defaults(WL_OP_EINSUM);
+    snprintf(a.equation, sizeof a.equation, "%s", equation);
+    return a;
+}
+
+/* The MACs of the problem of the op that writes t (-1: no problem). */
+static int64_t producer_macs(const wl_graph *g, int32_t t)
+{
+    wl_problem p;
+    as_status st;
+    as_status_clear(&st);
+    if (wl_op_problem(g, g->tensors[t].producer, &p, &st) != AS_OK)
+        return -1;
+    return wl_problem_macs(&p);
+}
+
+/* Einsum: explicit and implicit outputs, ellipsis broadcasting; a
+ * two-operand contraction is a matmul problem with exact MACs, other
+ * equations have none. */
+static void test_einsum(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t q = input(g, "q", DIMS(2, 4, 16, 8));
+    int32_t k = input(g, "k", DIMS(2, 4, 32, 8));
+    wl_attrs a = einsum_attrs("bhqd,bhkd->bhqk");
+    int32_t s = apply(g, WL_OP_EINSUM, &a, INS(q, k));
+    assert_shape(g, s, DIMS(2, 4, 16, 32));
+    assert_int_equal(producer_macs(g, s), 2 * 4 * 16 * 32 * 8);
+    /* Implicit output: letters used once, alphabetically ("ik"). */
+    int32_t m = input(g, "m", DIMS(3, 5));
+    int32_t w = weight(g, "w", DIMS(5, 7));
+    a = einsum_attrs("ij,jk");
+    int32_t mk = apply(g, WL_OP_EINSUM, &a, INS(m, w));
+    assert_shape(g, mk, DIMS(3, 7));
+    assert_int_equal(producer_macs(g, mk), 3 * 5 * 7);
+    a = einsum_attrs("ji,jk");
+    assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(m, m)), DIMS(5, 5));
+    /* Ellipsis dims broadcast and lead the output. */
+    int32_t e = input(g, "e", DIMS(6, 1, 3, 5));
+    int32_t f = input(g, "f", DIMS(4, 5, 2));
+    a = einsum_attrs("...ij,...jk->...ik");
+    int32_t ef = apply(g, WL_OP_EINSUM, &a, INS(e, f));
+    assert_shape(g, ef, DIMS(6, 4, 3, 2));
+    assert_int_equal(producer_macs(g, ef), 6 * 4 * 3 * 5 * 2);
+    a = einsum_attrs("...ij,...jk");
+    assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(e, f)), DIMS(6, 4, 3, 2));
+    /* One operand: a transpose and a trace infer, but are no contraction. */
+    a = einsum_attrs("ij->ji");
+    int32_t t = apply(g, WL_OP_EINSUM, &a, INS(m));
+    assert_shape(g, t, DIMS(5, 3));
+    assert_int_equal(producer_macs(g, t), -1);
+    int32_t sq = input(g, "sq", DIMS(4, 4));
+    a = einsum_attrs("ii");
+    assert_int_equal(rank_of(g, apply(g, WL_OP_EINSUM, &a, INS(sq))), 0);
+    a = einsum_attrs("ij,jk->i");
+    assert_shape(g, apply(g, WL_OP_EINSUM, &a, INS(m, w)), DIMS(3));
+    /* Errors name the equation. */
+    a = einsum_attrs("ij,kj->ik");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m, w), "dim 1 of input 'w' has size 7, elsewhere 5");
+    a = einsum_attrs("ijk,jk");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m, w), "term 0 of equation 'ijk,jk' does not fit");
+    a = einsum_attrs("ij->iz");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m), "is in no input");
+    a = einsum_attrs("ij");
+    expect_error(g, WL_OP_EINSUM, &a, INS(m, w), "one term per input");
+    wl_graph_free(g);
+}
+
 /* ConstantOfShape, Range and Expand/Tile make and fold values. */
 static void test_constant_of_shape_range_expand(void **state)
 {
@@ -1046,6 +1375,10 @@ int main(void)
         cmocka_unit_test(test_resize_depth_to_space_pad),
         cmocka_unit_test(test_shape_chain_folds),
         cmocka_unit_test(test_elementwise_folding),
+        cmocka_unit_test(test_more_elementwise),
+        cmocka_unit_test(test_more_reductions_and_norms),
+        cmocka_unit_test(test_selection_ops),
+        cmocka_unit_test(test_einsum),
         cmocka_unit_test(test_constant_of_shape_range_expand),
         cmocka_unit_test(test_reduce_both_forms),
         cmocka_unit_test(test_extra_outputs_and_constant),

@@ -1298,6 +1298,74 @@ static void test_round_trip_attributes(void **state)
     wl_graph_free(g);
 }
 
+/* The ops added for exporters' coverage import, infer and export back
+ * with the attributes accelsearch reads (opset 18: ReduceMax's axes as an
+ * input, GroupNormalization). */
+static void test_round_trip_added_ops(void **state)
+{
+    (void)state;
+    mb b;
+    mb_init(&b, 18);
+    mb_input(&b, "x", 4, (int64_t[]){1, 6, 4, 4});
+    mb_weight(&b, "g3", 1, (int64_t[]){3});
+    mb_weight(&b, "c6", 1, (int64_t[]){6});
+    mb_int64s(&b, "axes", 2, 2, (int64_t[]){2, 3});
+    mb_int64s(&b, "k", 1, 1, (int64_t[]){2});
+    mb_int64s(&b, "one", 1, 1, (int64_t[]){1});
+    Onnx__NodeProto *n = mb_node(&b, "Mod", "mod", NAMES("x", "x"), "a");
+    mb_attr_int(&b, n, "fmod", 1);
+    mb_node(&b, "Sin", "sin", NAMES("a"), "s0");
+    n = mb_node(&b, "Selu", "selu", NAMES("s0"), "s1");
+    mb_attr_float(&b, n, "gamma", 2.0f);
+    n = mb_node(&b, "GroupNormalization", "gn", NAMES("s1", "g3", "g3"), "s2");
+    mb_attr_int(&b, n, "num_groups", 3);
+    mb_node(&b, "InstanceNormalization", "in", NAMES("s2", "c6", "c6"), "s3");
+    n = mb_node(&b, "LogSoftmax", "lsm", NAMES("s3"), "s4");
+    mb_attr_int(&b, n, "axis", 1);
+    mb_node(&b, "ReduceMax", "rmax", NAMES("s4", "axes"), "r");
+    n = mb_node(&b, "ArgMax", "amax", NAMES("s4"), "am");
+    mb_attr_int(&b, n, "axis", 1);
+    n = mb_node(&b, "SpaceToDepth", "s2d", NAMES("s4"), "d");
+    mb_attr_int(&b, n, "blocksize", 2);
+    n = mb_node(&b, "Trilu", "tril", NAMES("d"), "t");
+    mb_attr_int(&b, n, "upper", 0);
+    n = mb_node(&b, "TopK", "topk", NAMES("t", "k"), "tv");
+    mb_push(&b, &n->output, &n->n_output, "ti");
+    mb_node(&b, "CumSum", "cumsum", NAMES("tv", "one"), "cs");
+    mb_node(&b, "Sum", "sum", NAMES("cs", "cs", "cs"), "y");
+    mb_node(&b, "GreaterOrEqual", "ge", NAMES("y", "cs"), "ge");
+    n = mb_node(&b, "Einsum", "einsum", NAMES("y", "y"), "ein");
+    mb_attr_string(&b, n, "equation", "nchw,nchv->nwv");
+    mb_output(&b, "y");
+    mb_output(&b, "r");
+    mb_output(&b, "am");
+    mb_output(&b, "ge");
+    mb_output(&b, "ein");
+    wl_graph *g = mb_load_ok(&b, NULL);
+    mb_free(&b);
+    const wl_tensor *y = &g->tensors[g->outputs[0]];
+    assert_int_equal(y->rank, 4);
+    assert_int_equal(y->dims[1], 24);
+    assert_int_equal(y->dims[3], 2);
+    assert_int_equal(g->tensors[g->outputs[1]].dims[1], 6);
+    assert_int_equal(g->tensors[g->outputs[2]].dtype, WL_DTYPE_I64);
+    assert_int_equal(g->tensors[g->outputs[3]].dtype, WL_DTYPE_BOOL);
+    wl_graph *back = save_and_reload(g, "added_ops.onnx");
+    assert_same_graph(g, back);
+    assert_int_equal(back->opset, 18);
+    assert_int_equal(back->ops[back->order[0]].attrs.fmod, 1);
+    assert_true(back->ops[back->order[2]].attrs.gamma == 2.0f);
+    assert_int_equal(back->ops[back->order[3]].attrs.num_groups, 3);
+    assert_int_equal(back->ops[back->order[9]].attrs.upper, 0);
+    const wl_tensor *ein = &g->tensors[g->outputs[4]];
+    assert_int_equal(ein->rank, 3);
+    assert_int_equal(ein->dims[1], 2);
+    assert_int_equal(ein->dims[2], 2);
+    assert_string_equal(back->ops[back->order[14]].attrs.equation, "nchw,nchv->nwv");
+    wl_graph_free(back);
+    wl_graph_free(g);
+}
+
 static void test_save_to_bad_path(void **state)
 {
     (void)state;
@@ -1368,6 +1436,7 @@ int main(void)
         cmocka_unit_test(test_export_precision_types),
         cmocka_unit_test(test_int8_initializer_is_weight),
         cmocka_unit_test(test_round_trip_attributes),
+        cmocka_unit_test(test_round_trip_added_ops),
         cmocka_unit_test(test_save_to_bad_path),
         cmocka_unit_test(test_model_load_dispatch),
     };

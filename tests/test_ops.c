@@ -20,8 +20,8 @@
 static void test_every_kind_has_one_entry(void **state)
 {
     (void)state;
-    const wl_op_def *families[] = {wl_ops_window,      wl_ops_matmul,   wl_ops_norm,
-                                   wl_ops_elementwise, wl_ops_movement, wl_ops_shape};
+    const wl_op_def *families[] = {wl_ops_window,   wl_ops_matmul, wl_ops_norm, wl_ops_elementwise,
+                                   wl_ops_movement, wl_ops_index,  wl_ops_shape};
     for (int k = 0; k < WL_OP_COUNT; k++) {
         int entries = 0;
         for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
@@ -206,6 +206,24 @@ static void reference_defaults(wl_attrs *a, wl_op_kind kind)
     case WL_OP_CAST:
         a->to = WL_DTYPE_F32;
         break;
+    case WL_OP_LRN: /* added with the op */
+        a->alpha = 0.0001f;
+        a->beta = 0.75f;
+        break;
+    case WL_OP_LP_NORM:
+        a->axis = -1;
+        break;
+    case WL_OP_TRILU: /* added with the ops */
+        a->upper = 1;
+        break;
+    case WL_OP_TOP_K:
+    case WL_OP_LOG_SOFTMAX:
+        a->axis = -1;
+        break;
+    case WL_OP_SELU: /* added with the op (ONNX's constants) */
+        a->alpha = 1.67326319217681884765625f;
+        a->gamma = 1.05070102214813232421875f;
+        break;
     default:
         break;
     }
@@ -238,14 +256,16 @@ static void test_fusable_and_kernel_source(void **state)
     }
 }
 
-/* Only Softmax's axis default changed with the opset (1 before 13). */
+/* Only Softmax's and LogSoftmax's axis default changed with the opset (1
+ * before 13). */
 static void test_axis_default_by_opset(void **state)
 {
     (void)state;
     for (int k = 0; k < WL_OP_COUNT; k++) {
         const wl_op_def *def = wl_op_def_of((wl_op_kind)k);
-        assert_int_equal(def->axis_changed_at, k == WL_OP_SOFTMAX ? 13 : 0);
-        assert_int_equal(def->axis_before, k == WL_OP_SOFTMAX ? 1 : 0);
+        bool softmax = k == WL_OP_SOFTMAX || k == WL_OP_LOG_SOFTMAX; /* LogSoftmax: added */
+        assert_int_equal(def->axis_changed_at, softmax ? 13 : 0);
+        assert_int_equal(def->axis_before, softmax ? 1 : 0);
     }
 }
 

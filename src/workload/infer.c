@@ -263,13 +263,13 @@ int64_t wl_ceil_div(int64_t a, int64_t b)
     return a / b + (a % b != 0);
 }
 
-/* Ops whose output 0 is their input 0, shape and type: Softmax,
+/* Ops whose output 0 is their input 0, shape and type: Softmax, LogSoftmax,
  * Identity, Dropout (inference: identity; its optional mask output has the
  * same shape in bool). */
 as_code wl_infer_same(wl_infer_ctx *c)
 {
     const wl_tensor *x = IN(c, 0);
-    if (c->op->kind == WL_OP_SOFTMAX) {
+    if (c->op->kind == WL_OP_SOFTMAX || c->op->kind == WL_OP_LOG_SOFTMAX) {
         int axis = 0;
         as_code rc = wl_infer_axis(c, "attribute 'axis'", c->op->attrs.axis, x->rank, false, &axis);
         if (rc != AS_OK)

@@ -25,6 +25,7 @@ typedef struct wl_infer_ctx {
     int64_t first[WL_MAX_RANK]; /* Slice: first input index per axis; Pad: padding before */
     int64_t step[WL_MAX_RANK];  /* Slice: input index step per output index step */
     double fill;                /* Pad: the constant; Dropout: the mask's value (true) */
+    int64_t k;                  /* Trilu: the diagonal */
 } wl_infer_ctx;
 
 /* "<source>: node <i> '<name>' (<type>)" in buf: whom a message is about.
@@ -119,7 +120,7 @@ as_code wl_infer_axes(const wl_infer_ctx *c, int slot, int rank, bool is_axis[WL
 /* ceil(a / b) for a >= 0, b > 0, without overflow. */
 int64_t wl_ceil_div(int64_t a, int64_t b);
 
-/* Ops whose output 0 is their input 0, shape and type: Softmax,
+/* Ops whose output 0 is their input 0, shape and type: Softmax, LogSoftmax,
  * Identity, Dropout (inference: identity; its optional mask output has the
  * same shape in bool). */
 as_code wl_infer_same(wl_infer_ctx *c);

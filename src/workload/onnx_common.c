@@ -39,7 +39,15 @@ const attr_rule wl_onnx_attr_rules[] = {
     {"blocksize", A_INT, SLOT_I64, AT(blocksize), 0, 0, FOR_ALL, 0},
     {"mode", A_STRING, SLOT_CRD, AT(mode_crd), 0, 0, FOR_ONLY, WL_OP_DEPTH_TO_SPACE},
     {"mode", A_STRING, SLOT_MODE, AT(mode), 0, 0, FOR_ALL_BUT, WL_OP_DEPTH_TO_SPACE},
+    {"equation", A_STRING, SLOT_MODE, AT(equation), 0, 0, FOR_ONLY, WL_OP_EINSUM},
     {"ratio", A_FLOAT, SLOT_F32, AT(ratio), 0, 0, FOR_ALL, 0},
+    {"gamma", A_FLOAT, SLOT_F32, AT(gamma), 0, 0, FOR_ONLY, WL_OP_SELU},
+    {"fmod", A_INT, SLOT_FLAG, AT(fmod), 0, 0, FOR_ONLY, WL_OP_MOD},
+    {"upper", A_INT, SLOT_FLAG, AT(upper), 0, 0, FOR_ONLY, WL_OP_TRILU},
+    {"k", A_INT, SLOT_I64, AT(k), 0, 0, FOR_ONLY, WL_OP_TOP_K},
+    {"num_groups", A_INT, SLOT_I64, AT(num_groups), 0, 0, FOR_ONLY, WL_OP_GROUP_NORM},
+    {"batch_dims", A_INT, SLOT_I64, AT(batch_dims), 0, 0, FOR_ONLY, WL_OP_GATHER_ND},
+    {"size", A_INT, SLOT_I64, AT(lrn_size), 0, 0, FOR_ONLY, WL_OP_LRN},
 };
 const int WL_ONNX_N_ATTR_RULES = (int)(sizeof wl_onnx_attr_rules / sizeof wl_onnx_attr_rules[0]);
 

@@ -66,7 +66,7 @@ static bool attr_differs(const attr_rule *r, const wl_attrs *a, const wl_attrs *
     case SLOT_LIST:
         return n > 0;
     case SLOT_MODE:
-        return strcmp(a->mode, d->mode) != 0;
+        return strcmp(CFIELD(a, r, char), CFIELD(d, r, char)) != 0;
     case SLOT_VALUE:
         return a->value != d->value;
     default:
@@ -263,8 +263,8 @@ static Onnx__AttributeProto *attr_proto(exporter *ex, const attr_rule *r, const 
     case SLOT_CRD:
         s = a->mode_crd ? "CRD" : "DCR";
         break;
-    case SLOT_MODE:
-        s = a->mode;
+    case SLOT_MODE: /* a is the caller's copy: the proto keeps its own */
+        s = ex_copy(ex, CFIELD(a, r, char), strlen(CFIELD(a, r, char)) + 1);
         break;
     case SLOT_VALUE:
         at->t = fill_value_proto(ex, op);

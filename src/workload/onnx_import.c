@@ -725,17 +725,20 @@ static as_code store_attr(importer *im, size_t node, const char *where,
             return AS_OK;
         }
         break;
-    case SLOT_MODE:
+    case SLOT_MODE: {
+        char *text = FIELD(a, r, char); /* mode or equation */
+        size_t capacity = text == a->mode ? sizeof a->mode : sizeof a->equation;
         if (at->s.len == 0) { /* protobuf-c leaves data NULL */
-            a->mode[0] = '\0';
+            text[0] = '\0';
             return AS_OK;
         }
-        if (at->s.len < sizeof a->mode && !memchr(at->s.data, 0, at->s.len)) {
-            memcpy(a->mode, at->s.data, at->s.len);
-            a->mode[at->s.len] = '\0';
+        if (at->s.len < capacity && !memchr(at->s.data, 0, at->s.len)) {
+            memcpy(text, at->s.data, at->s.len);
+            text[at->s.len] = '\0';
             return AS_OK;
         }
         break;
+    }
     case SLOT_VALUE:
         return store_value(im, node, at, a);
     }

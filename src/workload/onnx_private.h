@@ -40,7 +40,7 @@ typedef enum attr_slot {
     SLOT_LIST,     /* INTS into an int64_t array with an int count field */
     SLOT_AUTO_PAD, /* STRING into wl_auto_pad */
     SLOT_DTYPE,    /* INT naming a TensorProto data type */
-    SLOT_MODE,     /* STRING into char mode[] */
+    SLOT_MODE,     /* STRING into char mode[] or equation[] */
     SLOT_CRD,      /* STRING "CRD" / "DCR" into int mode_crd */
     SLOT_VALUE,    /* TENSOR of one element into double value (its type: the output's) */
 } attr_slot;

@@ -7,7 +7,8 @@
 /* The families, each a table indexed by kind; an entry with a shape rule
  * is the kind's.  A new family adds its table here. */
 static const wl_op_def *const families[] = {
-    wl_ops_window, wl_ops_matmul, wl_ops_norm, wl_ops_elementwise, wl_ops_movement, wl_ops_shape,
+    wl_ops_window,   wl_ops_matmul, wl_ops_norm,  wl_ops_elementwise,
+    wl_ops_movement, wl_ops_index,  wl_ops_shape,
 };
 
 /* The entry of kinds no family describes: no rule, no cost. */
@@ -79,6 +80,34 @@ wl_halo_rule wl_op_halo(const wl_op *op, int input)
 bool wl_op_kernel_from_weight(wl_op_kind k)
 {
     return wl_op_def_of(k)->kernel_from_weight;
+}
+
+/* See workload.h: the entry's fields, most modelled first. */
+wl_op_status wl_op_status_of(const char *onnx_op_type)
+{
+    wl_op_kind kind = wl_op_kind_from_name(onnx_op_type);
+    const wl_op_def *def = wl_op_def_of(kind);
+    if (!def->infer)
+        return WL_STATUS_UNSUPPORTED;
+    if (def->problem)
+        return WL_STATUS_COMPUTE;
+    if (def->vector != WL_VEC_NONE)
+        return WL_STATUS_VECTOR;
+    if (wl_op_kind_category(kind) == WL_CAT_MOVE)
+        return WL_STATUS_MOVED;
+    return WL_STATUS_INFERRED;
+}
+
+const char *wl_op_status_name(wl_op_status s)
+{
+    static const char *const names[] = {
+        [WL_STATUS_UNSUPPORTED] = "unsupported",
+        [WL_STATUS_INFERRED] = "inferred only (shape / view, no cost)",
+        [WL_STATUS_MOVED] = "costed (data movement, DRAM traffic only)",
+        [WL_STATUS_VECTOR] = "costed (vector unit)",
+        [WL_STATUS_COMPUTE] = "costed (compute, on the mapper)",
+    };
+    return (unsigned)s <= WL_STATUS_COMPUTE ? names[s] : "?";
 }
 
 /* Input 0 of an entry marked gathers_rows. */

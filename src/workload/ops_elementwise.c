@@ -21,7 +21,14 @@ static wl_dtype elementwise_dtype(const wl_infer_ctx *c)
     case WL_OP_EQUAL:
     case WL_OP_LESS:
     case WL_OP_GREATER:
+    case WL_OP_GREATER_OR_EQUAL:
+    case WL_OP_LESS_OR_EQUAL:
     case WL_OP_NOT:
+    case WL_OP_IS_NAN:
+    case WL_OP_IS_INF:
+    case WL_OP_AND:
+    case WL_OP_OR:
+    case WL_OP_XOR:
         return WL_DTYPE_BOOL;
     case WL_OP_CAST:
         return c->op->attrs.to;
@@ -100,8 +107,14 @@ static bool equal(const operand_row *x, int a, int b)
     return x->is_float ? x->f[a] == x->f[b] : x->i[a] == x->i[b];
 }
 
+/* x[a] is true (non-zero). */
+static bool truth(const operand_row *x, int a)
+{
+    return !equal(x, a, ROW_ZERO);
+}
+
 /*
- * Ops that only compare and choose: comparisons, Not, Relu, Where, Min,
+ * Ops that only compare and choose: comparisons, logic, Relu, Where, Min,
  * Max, Cast.  Their result is one of the operands or the constant 0 or 1,
  * so one definition serves int64 and double rows and int64 stays exact.
  * Returns the result's index in the row; -1 for the other kinds.
@@ -115,8 +128,22 @@ static int eval_choice(wl_op_kind kind, const operand_row *x)
         return less(x, 0, 1) ? ROW_ONE : ROW_ZERO;
     case WL_OP_GREATER:
         return less(x, 1, 0) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_GREATER_OR_EQUAL:
+        return less(x, 1, 0) || equal(x, 0, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_LESS_OR_EQUAL:
+        return less(x, 0, 1) || equal(x, 0, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_AND:
+        return truth(x, 0) && truth(x, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_OR:
+        return truth(x, 0) || truth(x, 1) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_XOR:
+        return truth(x, 0) != truth(x, 1) ? ROW_ONE : ROW_ZERO;
     case WL_OP_NOT:
         return equal(x, 0, ROW_ZERO) ? ROW_ONE : ROW_ZERO;
+    case WL_OP_IS_NAN: /* NaN equals nothing, itself included */
+        return equal(x, 0, 0) ? ROW_ZERO : ROW_ONE;
+    case WL_OP_IS_INF: /* both infinities (detect_negative and _positive default to 1) */
+        return x->is_float && isinf(x->f[0]) ? ROW_ONE : ROW_ZERO;
     case WL_OP_RELU:
         return less(x, ROW_ZERO, 0) ? 0 : ROW_ZERO;
     case WL_OP_WHERE:
@@ -182,6 +209,9 @@ static bool arith_int(wl_op_kind kind, const int64_t *x, int64_t *r)
             return false;
         *r = x[0] < 0 ? -x[0] : x[0];
         return true;
+    case WL_OP_SIGN:
+        *r = (x[0] > 0) - (x[0] < 0);
+        return true;
     default:
         return false;
     }
@@ -234,22 +264,122 @@ static bool arith_float(wl_op_kind kind, const double *x, double *r)
     case WL_OP_SIGMOID:
         *r = 1.0 / (1.0 + exp(-x[0]));
         break;
+    case WL_OP_SIN:
+        *r = sin(x[0]);
+        break;
+    case WL_OP_COS:
+        *r = cos(x[0]);
+        break;
+    case WL_OP_FLOOR:
+        *r = floor(x[0]);
+        break;
+    case WL_OP_CEIL:
+        *r = ceil(x[0]);
+        break;
+    case WL_OP_ROUND: /* halves to even, as ONNX says */
+        *r = nearbyint(x[0]);
+        break;
+    case WL_OP_SIGN:
+        *r = x[0] > 0 ? 1.0 : x[0] < 0 ? -1.0 : x[0];
+        break;
+    case WL_OP_SOFTPLUS:
+        *r = log1p(exp(x[0]));
+        break;
+    case WL_OP_SOFTSIGN:
+        *r = x[0] / (1.0 + fabs(x[0]));
+        break;
+    case WL_OP_TAN:
+        *r = tan(x[0]);
+        break;
+    case WL_OP_ASIN:
+        *r = asin(x[0]);
+        break;
+    case WL_OP_ACOS:
+        *r = acos(x[0]);
+        break;
+    case WL_OP_ATAN:
+        *r = atan(x[0]);
+        break;
+    case WL_OP_SINH:
+        *r = sinh(x[0]);
+        break;
+    case WL_OP_COSH:
+        *r = cosh(x[0]);
+        break;
+    case WL_OP_ASINH:
+        *r = asinh(x[0]);
+        break;
+    case WL_OP_ACOSH:
+        *r = acosh(x[0]);
+        break;
+    case WL_OP_ATANH:
+        *r = atanh(x[0]);
+        break;
     default:
         return false;
     }
     return true;
 }
 
-/* One element of the op on row x: the index in the row of its result
- * (an operand, a constant or the computed ROW_RESULT), or -1 when it
- * cannot be computed. */
-static int eval_element(wl_op_kind kind, operand_row *x)
+/*
+ * Mod: the remainder has the sign of the divisor (Python's %), or of the
+ * dividend with fmod = 1 (C's fmod; ONNX requires it for floats).  False
+ * for an integer division by zero.
+ */
+static bool eval_mod(operand_row *x, bool c_fmod)
 {
-    int at = eval_choice(kind, x);
+    if (x->is_float) {
+        double r = fmod(x->f[0], x->f[1]);
+        if (!c_fmod && r != 0 && (r < 0) != (x->f[1] < 0))
+            r += x->f[1];
+        x->f[ROW_RESULT] = r;
+        return true;
+    }
+    if (x->i[1] == 0 || (x->i[0] == INT64_MIN && x->i[1] == -1))
+        return false;
+    int64_t r = x->i[0] % x->i[1];
+    if (!c_fmod && r != 0 && (r < 0) != (x->i[1] < 0))
+        r += x->i[1];
+    x->i[ROW_RESULT] = r;
+    return true;
+}
+
+/* Variadic Sum and Mean of the row's operands; Mean is computed on
+ * doubles (ONNX defines it for floating types only).  False on int64
+ * overflow. */
+static bool eval_sum(wl_op_kind kind, operand_row *x)
+{
+    if (x->is_float || kind == WL_OP_MEAN) {
+        double sum = 0;
+        for (int a = 0; a < x->n; a++)
+            sum += x->f[a];
+        x->f[ROW_RESULT] = kind == WL_OP_MEAN ? sum / x->n : sum;
+        return true;
+    }
+    int64_t sum = 0;
+    for (int a = 0; a < x->n; a++)
+        if (__builtin_add_overflow(sum, x->i[a], &sum))
+            return false;
+    x->i[ROW_RESULT] = sum;
+    return true;
+}
+
+/* One element of op on row x: the index in the row of its result (an
+ * operand, a constant or the computed ROW_RESULT), or -1 when it cannot
+ * be computed. */
+static int eval_element(const wl_op *op, operand_row *x)
+{
+    int at = eval_choice(op->kind, x);
     if (at >= 0)
         return at;
-    bool ok = x->is_float ? arith_float(kind, x->f, &x->f[ROW_RESULT])
-                          : arith_int(kind, x->i, &x->i[ROW_RESULT]);
+    bool ok;
+    if (op->kind == WL_OP_MOD)
+        ok = eval_mod(x, op->attrs.fmod != 0);
+    else if (op->kind == WL_OP_SUM || op->kind == WL_OP_MEAN)
+        ok = eval_sum(op->kind, x);
+    else
+        ok = x->is_float ? arith_float(op->kind, x->f, &x->f[ROW_RESULT])
+                         : arith_int(op->kind, x->i, &x->i[ROW_RESULT]);
     return ok ? ROW_RESULT : -1;
 }
 
@@ -281,7 +411,7 @@ static as_code fold_elementwise(wl_infer_ctx *c, wl_fold_source unused)
             x.i[s] = wl_fold_value_i(t, from);
             x.f[s] = wl_fold_value_f(t, from);
         }
-        int at = eval_element(c->op->kind, &x);
+        int at = eval_element(c->op, &x);
         if (at < 0) {
             y->ivalues = NULL;
             y->fvalues = NULL;
@@ -309,6 +439,13 @@ static void hard_sigmoid_defaults(wl_attrs *a)
     a->beta = 0.5;
 }
 
+/* Selu's constants, as ONNX gives them in float. */
+static void selu_defaults(wl_attrs *a)
+{
+    a->alpha = 1.67326319217681884765625f;
+    a->gamma = 1.05070102214813232421875f;
+}
+
 static void cast_defaults(wl_attrs *a)
 {
     a->to = WL_DTYPE_F32;
@@ -334,6 +471,13 @@ const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
     [WL_OP_HARD_SWISH] = {ELEMENTWISE(1)},
     [WL_OP_TANH] = {ELEMENTWISE(1)},
     [WL_OP_ERF] = {ELEMENTWISE(1)},
+    [WL_OP_SOFTPLUS] = {ELEMENTWISE(1)},
+    [WL_OP_THRESHOLDED_RELU] = {ELEMENTWISE(1)},
+    [WL_OP_CELU] = {ELEMENTWISE(1)},
+    [WL_OP_MISH] = {.min_opset = 18, ELEMENTWISE(1)},
+    /* Elu and Selu are not folded (activations never carry shapes). */
+    [WL_OP_ELU] = {ELEMENTWISE(1)},
+    [WL_OP_SELU] = {.defaults = selu_defaults, ELEMENTWISE(1)},
     /* Math. */
     [WL_OP_SQRT] = {ELEMENTWISE(1)},
     [WL_OP_RECIPROCAL] = {ELEMENTWISE(1)},
@@ -341,17 +485,46 @@ const wl_op_def wl_ops_elementwise[WL_OP_COUNT] = {
     [WL_OP_LOG] = {ELEMENTWISE(1)},
     [WL_OP_NEG] = {ELEMENTWISE(1)},
     [WL_OP_ABS] = {ELEMENTWISE(1)},
+    [WL_OP_SIN] = {ELEMENTWISE(1)},
+    [WL_OP_COS] = {ELEMENTWISE(1)},
+    [WL_OP_FLOOR] = {ELEMENTWISE(1)},
+    [WL_OP_CEIL] = {ELEMENTWISE(1)},
+    [WL_OP_ROUND] = {ELEMENTWISE(1)},
+    [WL_OP_SIGN] = {ELEMENTWISE(1)},
+    [WL_OP_SOFTSIGN] = {ELEMENTWISE(1)},
+    /* IsInf's detect_negative / detect_positive are not read: both
+     * infinities count. */
+    [WL_OP_IS_NAN] = {ELEMENTWISE(1)},
+    [WL_OP_IS_INF] = {ELEMENTWISE(1)},
+    [WL_OP_TAN] = {ELEMENTWISE(1)},
+    [WL_OP_ASIN] = {ELEMENTWISE(1)},
+    [WL_OP_ACOS] = {ELEMENTWISE(1)},
+    [WL_OP_ATAN] = {ELEMENTWISE(1)},
+    [WL_OP_SINH] = {ELEMENTWISE(1)},
+    [WL_OP_COSH] = {ELEMENTWISE(1)},
+    [WL_OP_ASINH] = {ELEMENTWISE(1)},
+    [WL_OP_ACOSH] = {ELEMENTWISE(1)},
+    [WL_OP_ATANH] = {ELEMENTWISE(1)},
     /* Arithmetic with broadcasting. */
     [WL_OP_ADD] = {ELEMENTWISE(2)},
     [WL_OP_SUB] = {ELEMENTWISE(2)},
     [WL_OP_MUL] = {ELEMENTWISE(2)},
     [WL_OP_DIV] = {ELEMENTWISE(2)},
     [WL_OP_POW] = {ELEMENTWISE(2)},
+    [WL_OP_MOD] = {.min_opset = 10, ELEMENTWISE(2)},
+    /* Variadic (one input or more). */
+    [WL_OP_SUM] = {ELEMENTWISE(1)},
+    [WL_OP_MEAN] = {ELEMENTWISE(1)},
     /* Comparisons and logic. */
     [WL_OP_EQUAL] = {ELEMENTWISE(2)},
     [WL_OP_LESS] = {ELEMENTWISE(2)},
     [WL_OP_GREATER] = {ELEMENTWISE(2)},
+    [WL_OP_GREATER_OR_EQUAL] = {.min_opset = 12, ELEMENTWISE(2)},
+    [WL_OP_LESS_OR_EQUAL] = {.min_opset = 12, ELEMENTWISE(2)},
     [WL_OP_NOT] = {ELEMENTWISE(1)},
+    [WL_OP_AND] = {ELEMENTWISE(2)},
+    [WL_OP_OR] = {ELEMENTWISE(2)},
+    [WL_OP_XOR] = {ELEMENTWISE(2)},
     /* Selection: Min and Max are variadic (one input or more). */
     [WL_OP_MIN] = {ELEMENTWISE(1)},
     [WL_OP_MAX] = {ELEMENTWISE(1)},

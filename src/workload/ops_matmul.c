@@ -1,6 +1,6 @@
 /*
- * ops_matmul.c -- the op family of Gemm and MatMul: matrix products,
- * lowered to the loop-nest problem N, G, P, C, M.  One table entry per op
+ * ops_matmul.c -- the op family of Gemm, MatMul and Einsum: matrix
+ * products, lowered to the loop-nest problem N, G, P, C, M.  One table entry per op
  * at the end (see ops_private.h).
  */
 #include "ops_private.h"
@@ -73,6 +73,193 @@ static as_code infer_matmul(wl_infer_ctx *c)
     return wl_infer_set_output(c, 0, a->dtype, rank, dims);
 }
 
+/* ------------------------------------------------------------- Einsum */
+
+/* Einsum labels: the letters a-z, A-Z, then one per dimension that an
+ * ellipsis stands for, aligned at the right as in broadcasting. */
+enum { EINSUM_LETTERS = 52, EINSUM_LABELS = EINSUM_LETTERS + WL_MAX_RANK, EINSUM_TERMS = 8 };
+
+/* A parsed equation: the labels of each input's dims and the output's. */
+typedef struct einsum_eq {
+    int rank[EINSUM_TERMS + 1]; /* [n inputs] is the output */
+    int label[EINSUM_TERMS + 1][WL_MAX_RANK];
+    int64_t size[EINSUM_LABELS]; /* 0: the label is not used */
+    int uses[EINSUM_LABELS];     /* occurrences among the inputs */
+} einsum_eq;
+
+static int letter_label(char ch)
+{
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a';
+    if (ch >= 'A' && ch <= 'Z')
+        return 26 + ch - 'A';
+    return -1;
+}
+
+/* The end of the term that starts at s: the next ',' or "->" or the end. */
+static const char *term_end(const char *s)
+{
+    while (*s && *s != ',' && !(s[0] == '-' && s[1] == '>'))
+        s++;
+    return s;
+}
+
+/* Letters of the term [s, end), and whether it has an ellipsis. */
+static int term_letters(const char *s, const char *end, bool *ellipsis)
+{
+    int letters = 0;
+    *ellipsis = false;
+    for (; s < end; s++) {
+        letters += letter_label(*s) >= 0;
+        *ellipsis |= strncmp(s, "...", 3) == 0;
+    }
+    return letters;
+}
+
+/*
+ * The term [s, end) as the labels of eq's term `term`, whose ellipsis has
+ * n_ellipsis of the equation's ellipsis_dims dims (the last ones).  False
+ * on a bad character, a second ellipsis or more than WL_MAX_RANK dims.
+ */
+static bool einsum_term(const char *s, const char *end, int n_ellipsis, int ellipsis_dims,
+                        einsum_eq *eq, int term)
+{
+    int n = 0;
+    bool seen_ellipsis = false;
+    for (; s < end; s++) {
+        if (*s == ' ')
+            continue;
+        if (strncmp(s, "...", 3) == 0 && !seen_ellipsis) {
+            seen_ellipsis = true;
+            if (n_ellipsis < 0 || n + n_ellipsis > WL_MAX_RANK)
+                return false;
+            for (int i = 0; i < n_ellipsis; i++)
+                eq->label[term][n++] = EINSUM_LETTERS + ellipsis_dims - n_ellipsis + i;
+            s += 2;
+            continue;
+        }
+        int l = letter_label(*s);
+        if (l < 0 || n >= WL_MAX_RANK)
+            return false;
+        eq->label[term][n++] = l;
+    }
+    eq->rank[term] = n;
+    return true;
+}
+
+/* Record the sizes of term t's labels from x: letters must agree, the
+ * ellipsis dims broadcast.  False with a message in why. */
+static bool einsum_sizes(einsum_eq *eq, int t, const wl_tensor *x, char *why, size_t why_size)
+{
+    for (int i = 0; i < eq->rank[t]; i++) {
+        int l = eq->label[t][i];
+        int64_t d = x->dims[i], *size = &eq->size[l];
+        bool broadcasts = l >= EINSUM_LETTERS;
+        eq->uses[l]++;
+        if (*size == 0 || (broadcasts && *size == 1))
+            *size = d;
+        else if (d != *size && !(broadcasts && d == 1)) {
+            snprintf(why, why_size, "dim %d of input '%s' has size %lld, elsewhere %lld", i,
+                     x->name, (long long)d, (long long)*size);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The implicit output: the ellipsis dims, then the letters used once, in
+ * alphabetical order (upper case first, as numpy). */
+static void einsum_implicit_output(einsum_eq *eq, int out, int ellipsis_dims)
+{
+    int r = 0;
+    for (int i = 0; i < ellipsis_dims; i++)
+        eq->label[out][r++] = EINSUM_LETTERS + i;
+    for (int upper = 1; upper >= 0; upper--)
+        for (int i = 0; i < 26; i++)
+            if (eq->uses[upper * 26 + i] == 1 && r < WL_MAX_RANK)
+                eq->label[out][r++] = upper * 26 + i;
+    eq->rank[out] = r;
+}
+
+/*
+ * Parse `equation` for inputs x[0..n): the labels of every term, each
+ * label's size, and the output's labels (explicit after "->", implicit
+ * without).  False with a message in why.
+ */
+static bool einsum_parse(const char *equation, const wl_tensor *const *x, int n, einsum_eq *eq,
+                         char *why, size_t why_size)
+{
+    memset(eq, 0, sizeof *eq);
+    if (n < 1 || n > EINSUM_TERMS) {
+        snprintf(why, why_size, "%d inputs; 1 to %d are supported", n, EINSUM_TERMS);
+        return false;
+    }
+    const char *start[EINSUM_TERMS], *end[EINSUM_TERMS], *at = equation;
+    int ellipsis_dims = 0, n_ellipsis[EINSUM_TERMS];
+    for (int t = 0; t < n; t++) {
+        start[t] = at;
+        end[t] = term_end(at);
+        bool ellipsis;
+        int letters = term_letters(start[t], end[t], &ellipsis);
+        n_ellipsis[t] = ellipsis ? x[t]->rank - letters : 0;
+        if (n_ellipsis[t] > ellipsis_dims)
+            ellipsis_dims = n_ellipsis[t];
+        bool last = t + 1 == n;
+        if ((!last && *end[t] != ',') || (last && *end[t] == ',')) {
+            snprintf(why, why_size, "equation '%s' does not have one term per input (%d)", equation,
+                     n);
+            return false;
+        }
+        at = end[t] + !last;
+    }
+    for (int t = 0; t < n; t++) {
+        if (!einsum_term(start[t], end[t], n_ellipsis[t], ellipsis_dims, eq, t) ||
+            eq->rank[t] != x[t]->rank) {
+            snprintf(why, why_size, "term %d of equation '%s' does not fit input '%s' of rank %d",
+                     t, equation, x[t]->name, x[t]->rank);
+            return false;
+        }
+        if (!einsum_sizes(eq, t, x[t], why, why_size))
+            return false;
+    }
+    if (*at == '\0') {
+        einsum_implicit_output(eq, n, ellipsis_dims);
+        return true;
+    }
+    at += 2; /* "->" */
+    bool ellipsis;
+    const char *out_end = term_end(at);
+    term_letters(at, out_end, &ellipsis);
+    if (*out_end || !einsum_term(at, out_end, ellipsis ? ellipsis_dims : 0, ellipsis_dims, eq, n)) {
+        snprintf(why, why_size, "the output of equation '%s' is malformed", equation);
+        return false;
+    }
+    for (int i = 0; i < eq->rank[n]; i++)
+        if (eq->uses[eq->label[n][i]] == 0) {
+            snprintf(why, why_size, "output dim %d of equation '%s' is in no input", i, equation);
+            return false;
+        }
+    return true;
+}
+
+/* Einsum: the output has the size of each of its labels. */
+static as_code infer_einsum(wl_infer_ctx *c)
+{
+    const wl_tensor *x[EINSUM_TERMS];
+    int n = c->op->n_inputs;
+    for (int t = 0; t < n && t < EINSUM_TERMS; t++)
+        if (!(x[t] = IN(c, t)))
+            return wl_infer_fail(c, "input %d is missing", t);
+    einsum_eq eq;
+    char why[256];
+    if (!einsum_parse(c->op->attrs.equation, x, n, &eq, why, sizeof why))
+        return wl_infer_fail(c, "%s", why);
+    int64_t dims[WL_MAX_RANK];
+    for (int i = 0; i < eq.rank[n]; i++)
+        dims[i] = eq.size[eq.label[n][i]];
+    return wl_infer_set_output(c, 0, x[0]->dtype, eq.rank[n], dims);
+}
+
 /* ------------------------------------------------------------ problems */
 
 static bool is_stored(const wl_tensor *t)
@@ -87,6 +274,17 @@ static int64_t prod_dims(const wl_tensor *t, int n)
     for (int i = 0; i < n; i++)
         v *= t->dims[i];
     return v;
+}
+
+/* The output of a matrix product, [N, G, P, M], and the tensors of its
+ * three data spaces: input 0 is A, in the weights role when swap. */
+static void bind_product(const wl_graph *g, const wl_op *op, wl_problem *p, bool swap)
+{
+    wl_problem_add_dims(&p->ds[WL_DS_OUTPUTS], 4,
+                        (const wl_dim[]){WL_DIM_N, WL_DIM_G, WL_DIM_P, WL_DIM_M});
+    wl_problem_bind(g, p, swap ? WL_DS_WEIGHTS : WL_DS_INPUTS, op->inputs[0]);
+    wl_problem_bind(g, p, swap ? WL_DS_INPUTS : WL_DS_WEIGHTS, op->inputs[1]);
+    wl_problem_bind(g, p, WL_DS_OUTPUTS, op->outputs[0]);
 }
 
 /*
@@ -143,11 +341,59 @@ static as_code matmul_problem(const wl_graph *g, const wl_op *op, wl_problem *p,
     if (batch_in_g)
         wl_problem_add_dims(ds_b, 1, (const wl_dim[]){WL_DIM_G});
     wl_problem_add_dims(ds_b, 2, (const wl_dim[]){WL_DIM_C, WL_DIM_M});
-    wl_problem_add_dims(&p->ds[WL_DS_OUTPUTS], 4,
-                        (const wl_dim[]){WL_DIM_N, WL_DIM_G, WL_DIM_P, WL_DIM_M});
-    wl_problem_bind(g, p, swap ? WL_DS_WEIGHTS : WL_DS_INPUTS, op->inputs[0]);
-    wl_problem_bind(g, p, swap ? WL_DS_INPUTS : WL_DS_WEIGHTS, op->inputs[1]);
-    wl_problem_bind(g, p, WL_DS_OUTPUTS, op->outputs[0]);
+    bind_product(g, op, p, swap);
+    return AS_OK;
+}
+
+/*
+ * Einsum of two operands, A and B, as a (batched) matrix product: labels
+ * of A, B and the output are the batch (G), of A and the output the rows
+ * (P), of B and the output the columns (M), of A and B only the
+ * contraction (C); the MACs are exact, the product of every label's size.
+ * Other equations -- one operand, three or more, a label summed within one
+ * operand, a repeated label (a diagonal) -- have no such problem: AS_EINVAL
+ * naming the node.
+ */
+static as_code einsum_problem(const wl_graph *g, const wl_op *op, wl_problem *p, as_status *st)
+{
+    einsum_eq eq;
+    char why[256] = "";
+    const wl_tensor *x[2] = {&g->tensors[op->inputs[0]],
+                             op->n_inputs > 1 ? &g->tensors[op->inputs[1]] : NULL};
+    if (op->n_inputs != 2 || !einsum_parse(op->attrs.equation, x, 2, &eq, why, sizeof why))
+        return as_fail(st, AS_EINVAL,
+                       WL_OP_FMT ": only a contraction of two operands is costed as compute %s",
+                       WL_OP_ARGS(g, op), why);
+    bool in[3][EINSUM_LABELS] = {{0}};
+    for (int t = 0; t < 3; t++)
+        for (int i = 0; i < eq.rank[t]; i++) {
+            if (in[t][eq.label[t][i]])
+                return as_fail(st, AS_EINVAL,
+                               WL_OP_FMT ": a repeated label (a diagonal) is not a contraction",
+                               WL_OP_ARGS(g, op));
+            in[t][eq.label[t][i]] = true;
+        }
+    for (int d = 0; d < WL_NDIMS; d++)
+        p->bound[d] = 1;
+    for (int l = 0; l < EINSUM_LABELS; l++) {
+        if (!eq.size[l])
+            continue;
+        bool a = in[0][l], b = in[1][l], out = in[2][l];
+        if (!out && !(a && b))
+            return as_fail(st, AS_EINVAL,
+                           WL_OP_FMT ": a label summed within one operand is not a contraction",
+                           WL_OP_ARGS(g, op));
+        wl_dim dim = a && b ? (out ? WL_DIM_G : WL_DIM_C) : a ? WL_DIM_P : WL_DIM_M;
+        p->bound[dim] *= eq.size[l];
+    }
+    bool swap = is_stored(x[0]) && !is_stored(x[1]);
+    p->kind = (is_stored(x[0]) || is_stored(x[1])) ? WL_PROBLEM_MATMUL : WL_PROBLEM_BATCHED_MATMUL;
+    p->stride[0] = p->stride[1] = p->dilation[0] = p->dilation[1] = 1;
+    wl_dataspace *ds_a = &p->ds[swap ? WL_DS_WEIGHTS : WL_DS_INPUTS];
+    wl_dataspace *ds_b = &p->ds[swap ? WL_DS_INPUTS : WL_DS_WEIGHTS];
+    wl_problem_add_dims(ds_a, 3, (const wl_dim[]){WL_DIM_G, WL_DIM_P, WL_DIM_C});
+    wl_problem_add_dims(ds_b, 3, (const wl_dim[]){WL_DIM_G, WL_DIM_C, WL_DIM_M});
+    bind_product(g, op, p, swap);
     return AS_OK;
 }
 
@@ -167,4 +413,9 @@ static wl_halo_rule gemm_halo(const wl_op *op)
 const wl_op_def wl_ops_matmul[WL_OP_COUNT] = {
     [WL_OP_GEMM] = {MATMUL(infer_gemm), .halo_of = gemm_halo},
     [WL_OP_MATMUL] = {MATMUL(infer_matmul)},
+    /* Variadic; a tile needs whole operands (the labels may permute). */
+    [WL_OP_EINSUM] = {.min_opset = 12,
+                      .required_inputs = 1,
+                      .infer = infer_einsum,
+                      .problem = einsum_problem},
 };

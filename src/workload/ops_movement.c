@@ -316,15 +316,27 @@ static as_code infer_resize(wl_infer_ctx *c)
     return wl_infer_set_output(c, 0, x->dtype, x->rank, dims);
 }
 
+/* DepthToSpace and SpaceToDepth: input 0 is [N, C, H, W] and blocksize b
+ * is valid; *b2 = b * b. */
+as_code wl_infer_block_op(wl_infer_ctx *c, int64_t *b2)
+{
+    const wl_tensor *x = IN(c, 0);
+    int64_t b = c->op->attrs.blocksize;
+    if (x->rank != 4)
+        return wl_infer_fail(c, "input '%s' has rank %d; expected [N, C, H, W]", x->name, x->rank);
+    if (b < 1 || !as_mul_i64(b, b, b2))
+        return wl_infer_fail(c, "attribute 'blocksize' = %lld is invalid", (long long)b);
+    return AS_OK;
+}
+
 /* DepthToSpace: [N, C, H, W] -> [N, C / b^2, H * b, W * b]. */
 static as_code infer_depth_to_space(wl_infer_ctx *c)
 {
     const wl_tensor *x = IN(c, 0);
     int64_t b = c->op->attrs.blocksize, b2;
-    if (x->rank != 4)
-        return wl_infer_fail(c, "input '%s' has rank %d; expected [N, C, H, W]", x->name, x->rank);
-    if (b < 1 || !as_mul_i64(b, b, &b2))
-        return wl_infer_fail(c, "attribute 'blocksize' = %lld is invalid", (long long)b);
+    as_code rc = wl_infer_block_op(c, &b2);
+    if (rc != AS_OK)
+        return rc;
     if (x->dims[1] % b2 != 0)
         return wl_infer_fail(c,
                              "input '%s' has %lld channels, not a multiple of blocksize^2 = "

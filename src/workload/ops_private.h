@@ -10,7 +10,8 @@
  *      C needs the enum in the public header, so that line stays there.
  *   2. The op's family file -- ops_window.c (Conv, pools), ops_matmul.c,
  *      ops_norm.c (normalisation, reductions), ops_elementwise.c,
- *      ops_movement.c, ops_shape.c (views, shape arithmetic) -- gets one
+ *      ops_movement.c, ops_index.c (selection by position or value),
+ *      ops_shape.c (views, shape arithmetic) -- gets one
  *      entry [WL_OP_MOD] = {...} in its table and the functions the entry
  *      names.  A new family is a new ops_FAMILY.c plus one line in the
  *      family list of ops.c.  The fields of wl_op_def below say what an
@@ -109,9 +110,14 @@ extern const wl_op_def wl_ops_norm[WL_OP_COUNT];
 extern const wl_op_def wl_ops_elementwise[WL_OP_COUNT];
 extern const wl_op_def wl_ops_movement[WL_OP_COUNT];
 extern const wl_op_def wl_ops_shape[WL_OP_COUNT];
+extern const wl_op_def wl_ops_index[WL_OP_COUNT];
 
 /* Attribute defaults shared by several families: axis = -1 (Softmax and
  * LayerNormalization at opset 13). */
 void wl_defaults_axis_last(wl_attrs *a);
+
+/* DepthToSpace and SpaceToDepth (ops_movement.c): input 0 is
+ * [N, C, H, W] and attribute blocksize b valid; *b2 = b * b. */
+as_code wl_infer_block_op(wl_infer_ctx *c, int64_t *b2);
 
 #endif

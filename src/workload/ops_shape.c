@@ -204,6 +204,24 @@ static int64_t source_view(const wl_infer_ctx *c, int out_slot, const int64_t *i
     return out_slot == 0 ? wl_fold_flat_index(wl_infer_output(c, 0), idx) : -1;
 }
 
+/* Size: an int64 scalar, the input's element count. */
+static as_code infer_size(wl_infer_ctx *c)
+{
+    int64_t no_dims[1] = {0};
+    return wl_infer_set_output(c, 0, WL_DTYPE_I64, 0, no_dims);
+}
+
+/* Size's value; like Shape's, needs no input values. */
+static as_code fold_size(wl_infer_ctx *c, wl_fold_source unused)
+{
+    (void)unused;
+    wl_tensor *y = wl_infer_output(c, 0);
+    if (!wl_fold_alloc(c, y))
+        return wl_fold_out_of_memory(c);
+    wl_fold_store_i(y, 0, wl_tensor_elements(wl_infer_input(c, 0)));
+    return AS_OK;
+}
+
 /* Shape: the input's dims; needs no input values. */
 static as_code fold_shape(wl_infer_ctx *c, wl_fold_source unused)
 {
@@ -286,5 +304,9 @@ const wl_op_def wl_ops_shape[WL_OP_COUNT] = {
                                  .infer = infer_constant_of_shape,
                                  .fold = fold_constant_of_shape,
                                  .export_always = " value "},
+    [WL_OP_SIZE] = {.required_inputs = 1,
+                    .infer = infer_size,
+                    .fold = fold_size,
+                    .fold_reads_dims_only = true},
     [WL_OP_RANGE] = {.required_inputs = 3, .infer = infer_range, .fold = fold_range},
 };

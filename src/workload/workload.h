@@ -177,6 +177,66 @@ typedef enum wl_op_category {
     X(CONSTANT, "Constant", WL_CAT_SHAPE)                                                          \
     X(CONSTANT_OF_SHAPE, "ConstantOfShape", WL_CAT_SHAPE)                                          \
     X(RANGE, "Range", WL_CAT_SHAPE)                                                                \
+    X(MOD, "Mod", WL_CAT_BINARY)                                                                   \
+    X(SIN, "Sin", WL_CAT_UNARY)                                                                    \
+    X(COS, "Cos", WL_CAT_UNARY)                                                                    \
+    X(FLOOR, "Floor", WL_CAT_UNARY)                                                                \
+    X(CEIL, "Ceil", WL_CAT_UNARY)                                                                  \
+    X(ROUND, "Round", WL_CAT_UNARY)                                                                \
+    X(SIGN, "Sign", WL_CAT_UNARY)                                                                  \
+    X(SOFTPLUS, "Softplus", WL_CAT_UNARY)                                                          \
+    X(ELU, "Elu", WL_CAT_UNARY)                                                                    \
+    X(SELU, "Selu", WL_CAT_UNARY)                                                                  \
+    X(AND, "And", WL_CAT_BINARY)                                                                   \
+    X(OR, "Or", WL_CAT_BINARY)                                                                     \
+    X(XOR, "Xor", WL_CAT_BINARY)                                                                   \
+    X(GREATER_OR_EQUAL, "GreaterOrEqual", WL_CAT_BINARY)                                           \
+    X(LESS_OR_EQUAL, "LessOrEqual", WL_CAT_BINARY)                                                 \
+    X(SUM, "Sum", WL_CAT_BINARY)                                                                   \
+    X(MEAN, "Mean", WL_CAT_BINARY)                                                                 \
+    X(REDUCE_MAX, "ReduceMax", WL_CAT_REDUCE)                                                      \
+    X(REDUCE_MIN, "ReduceMin", WL_CAT_REDUCE)                                                      \
+    X(REDUCE_PROD, "ReduceProd", WL_CAT_REDUCE)                                                    \
+    X(REDUCE_L1, "ReduceL1", WL_CAT_REDUCE)                                                        \
+    X(REDUCE_L2, "ReduceL2", WL_CAT_REDUCE)                                                        \
+    X(REDUCE_SUM_SQUARE, "ReduceSumSquare", WL_CAT_REDUCE)                                         \
+    X(REDUCE_LOG_SUM, "ReduceLogSum", WL_CAT_REDUCE)                                               \
+    X(REDUCE_LOG_SUM_EXP, "ReduceLogSumExp", WL_CAT_REDUCE)                                        \
+    X(ARG_MAX, "ArgMax", WL_CAT_REDUCE)                                                            \
+    X(ARG_MIN, "ArgMin", WL_CAT_REDUCE)                                                            \
+    X(LOG_SOFTMAX, "LogSoftmax", WL_CAT_REDUCE)                                                    \
+    X(INSTANCE_NORM, "InstanceNormalization", WL_CAT_REDUCE)                                       \
+    X(GROUP_NORM, "GroupNormalization", WL_CAT_REDUCE)                                             \
+    X(CUM_SUM, "CumSum", WL_CAT_REDUCE)                                                            \
+    X(SPACE_TO_DEPTH, "SpaceToDepth", WL_CAT_MOVE)                                                 \
+    X(GATHER_ELEMENTS, "GatherElements", WL_CAT_MOVE)                                              \
+    X(SCATTER_ND, "ScatterND", WL_CAT_MOVE)                                                        \
+    X(TRILU, "Trilu", WL_CAT_MOVE)                                                                 \
+    X(TOP_K, "TopK", WL_CAT_MOVE)                                                                  \
+    X(NON_ZERO, "NonZero", WL_CAT_MOVE)                                                            \
+    X(GRID_SAMPLE, "GridSample", WL_CAT_MOVE)                                                      \
+    X(EINSUM, "Einsum", WL_CAT_COMPUTE)                                                            \
+    X(SIZE, "Size", WL_CAT_SHAPE)                                                                  \
+    X(TAN, "Tan", WL_CAT_UNARY)                                                                    \
+    X(ASIN, "Asin", WL_CAT_UNARY)                                                                  \
+    X(ACOS, "Acos", WL_CAT_UNARY)                                                                  \
+    X(ATAN, "Atan", WL_CAT_UNARY)                                                                  \
+    X(SINH, "Sinh", WL_CAT_UNARY)                                                                  \
+    X(COSH, "Cosh", WL_CAT_UNARY)                                                                  \
+    X(ASINH, "Asinh", WL_CAT_UNARY)                                                                \
+    X(ACOSH, "Acosh", WL_CAT_UNARY)                                                                \
+    X(ATANH, "Atanh", WL_CAT_UNARY)                                                                \
+    X(SOFTSIGN, "Softsign", WL_CAT_UNARY)                                                          \
+    X(IS_NAN, "IsNaN", WL_CAT_UNARY)                                                               \
+    X(IS_INF, "IsInf", WL_CAT_UNARY)                                                               \
+    X(THRESHOLDED_RELU, "ThresholdedRelu", WL_CAT_UNARY)                                           \
+    X(CELU, "Celu", WL_CAT_UNARY)                                                                  \
+    X(MISH, "Mish", WL_CAT_UNARY)                                                                  \
+    X(LRN, "LRN", WL_CAT_REDUCE)                                                                   \
+    X(MEAN_VARIANCE_NORM, "MeanVarianceNormalization", WL_CAT_REDUCE)                              \
+    X(LP_NORM, "LpNormalization", WL_CAT_REDUCE)                                                   \
+    X(SCATTER_ELEMENTS, "ScatterElements", WL_CAT_MOVE)                                            \
+    X(GATHER_ND, "GatherND", WL_CAT_MOVE)                                                          \
     X(UNKNOWN, "?", WL_CAT_UNKNOWN)
 
 typedef enum wl_op_kind {
@@ -240,14 +300,22 @@ typedef struct wl_attrs {
     int trans_a, trans_b;
     /* Gemm alpha/beta; LeakyRelu, HardSigmoid alpha/beta; Clip min/max
      * (attribute form before opset 11) in alpha/beta. */
-    float alpha, beta; /* float, like ONNX's attributes, so that they round-trip */
-    float epsilon;     /* BatchNormalization, LayerNormalization */
-    wl_dtype to;       /* Cast */
-    double value;      /* ConstantOfShape fill value */
-    int64_t blocksize; /* DepthToSpace */
-    int mode_crd;      /* DepthToSpace: 1 = CRD, 0 = DCR */
-    char mode[16];     /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
-    float ratio;       /* Dropout (inference: identity) */
+    float alpha, beta;  /* float, like ONNX's attributes, so that they round-trip */
+    float epsilon;      /* BatchNormalization, LayerNormalization */
+    wl_dtype to;        /* Cast */
+    double value;       /* ConstantOfShape fill value */
+    int64_t blocksize;  /* DepthToSpace */
+    int mode_crd;       /* DepthToSpace: 1 = CRD, 0 = DCR */
+    char mode[16];      /* Pad ("constant", "reflect", "edge"), Resize ("nearest", "linear", ...) */
+    char equation[64];  /* Einsum ("bhqd,bhkd->bhqk") */
+    float ratio;        /* Dropout (inference: identity) */
+    float gamma;        /* Selu */
+    int fmod;           /* Mod: 1 = C's fmod (sign of the dividend), 0 = sign of the divisor */
+    int upper;          /* Trilu: keep the upper triangle (default 1) */
+    int64_t k;          /* TopK before opset 10 (later an input) */
+    int64_t num_groups; /* GroupNormalization */
+    int64_t batch_dims; /* GatherND */
+    int64_t lrn_size;   /* LRN: channels in the window (attribute 'size') */
 } wl_attrs;
 
 /* ONNX's defaults: strides and dilations 1, group 1, keepdims 1, alpha 1,
@@ -554,6 +622,27 @@ bool wl_op_gathers_rows(const wl_op *op, int input);
  * its kernel from its weight's trailing dims (Conv, ConvTranspose; pools
  * must spell it out). */
 bool wl_op_kernel_from_weight(wl_op_kind k);
+
+/* What accelsearch does with an ONNX op type (docs/onnx-ops.md lists every
+ * ai.onnx op with it), from most to least modelled. */
+typedef enum wl_op_status {
+    WL_STATUS_UNSUPPORTED, /* not in WL_OP_LIST: refused, or passed through with a guess
+                              when the importer allows unknown ops */
+    WL_STATUS_INFERRED,    /* shape inference (and folding) only: views and shape
+                              arithmetic, no run-time cost */
+    WL_STATUS_MOVED,       /* costed as data movement: a layer whose DRAM traffic is
+                              charged, no arithmetic */
+    WL_STATUS_VECTOR,      /* costed on the vector unit (wl_op_vector_ops) */
+    WL_STATUS_COMPUTE,     /* costed as a loop nest on the MAC array, by the mapper */
+} wl_op_status;
+
+/* The status of ONNX op type onnx_op_type (default domain), from the op
+ * table: a loop-nest problem means compute, a vector class the vector
+ * unit, category move data movement, any other shape rule inference
+ * only. */
+wl_op_status wl_op_status_of(const char *onnx_op_type);
+/* "costed (compute, on the mapper)", ...: the words docs/onnx-ops.md uses. */
+const char *wl_op_status_name(wl_op_status s);
 
 /* ------------------------------------------------------------ transforms */
 
