@@ -26,6 +26,8 @@
 #include "arch/arch.h"
 #include "mapping/mapping.h"
 
+#include "text_file.h"
+
 #define ARCH_DIR AS_TEST_DATA_DIR "/arch/"
 #define PRESET_DOCS_DIR AS_TEST_DATA_DIR "/../../docs/presets"
 
@@ -441,22 +443,6 @@ static void same_spec(const char *what, const arch_spec *w, const arch_spec *g)
         same_level(what, i, &w->level[i], &g->level[i]);
 }
 
-/* The text of a file (fails the test if it cannot be read); free it. */
-static char *slurp(const char *path)
-{
-    size_t size;
-    as_status st;
-    as_status_clear(&st);
-    uint8_t *bytes = as_read_file(path, &size, &st);
-    if (!bytes)
-        fail_msg("%s", st.message);
-    char *text = malloc(size + 1);
-    memcpy(text, bytes, size);
-    text[size] = '\0';
-    free(bytes);
-    return text;
-}
-
 /* Save a, load it back: the very same struct; saving that again gives
  * the same text. */
 static void round_trip(const char *what, const arch_spec *a)
@@ -474,7 +460,7 @@ static void round_trip(const char *what, const arch_spec *a)
         fail_msg("%s: arch_load of what arch_save wrote: %s", what, st.message);
     same_spec(what, a, &loaded);
     assert_int_equal(arch_save(&loaded, again, &st), AS_OK);
-    char *first = slurp(path), *second = slurp(again);
+    char *first = text_file(path), *second = text_file(again);
     assert_string_equal(first, second);
     free(first);
     free(second);
@@ -620,7 +606,7 @@ static as_code write_preset_file(const arch_preset *p, const char *path, as_stat
     snprintf(body_path, sizeof body_path, "%s.body", path);
     if (arch_load(p->name, &a, st) || arch_save(&a, body_path, st))
         return st->code;
-    char *body = slurp(body_path);
+    char *body = text_file(body_path);
     remove(body_path);
     FILE *out = fopen(path, "w");
     if (!out) {
@@ -651,7 +637,7 @@ static void test_preset_docs(void **state)
         snprintf(fresh, sizeof fresh, "%s/preset_%s.yaml", AS_TEST_TMP_DIR, presets[i].name);
         if (write_preset_file(&presets[i], fresh, &st))
             fail_msg("%s: %s", presets[i].name, st.message);
-        char *want = slurp(fresh), *have = slurp(doc);
+        char *want = text_file(fresh), *have = text_file(doc);
         if (strcmp(want, have) != 0)
             fail_msg("%s is stale: run test_arch_yaml --write-presets docs/presets", doc);
         free(want);

@@ -21,17 +21,11 @@
 
 #include "mapping/mapping.h"
 
+#include "text_file.h"
+#include "truth.h"
+
 /* A budget that keeps the test short; any mapping will do. */
 #define TEST_BUDGET 2000
-
-static wl_graph *build(const char *zoo_name)
-{
-    as_status st = {0};
-    wl_graph *g = NULL;
-    if (wl_zoo_build(zoo_name, &g, &st) != AS_OK)
-        fail_msg("%s", st.message);
-    return g;
-}
 
 static void map_network(const wl_graph *g, const arch_spec *a, map_network_result *r)
 {
@@ -86,7 +80,7 @@ static void check_layer(const wl_graph *g, const arch_spec *a, const map_network
 /* Every mapped compute layer of model on preset round-trips exactly. */
 static void check_model(const char *model, const char *preset)
 {
-    wl_graph *g = build(model);
+    wl_graph *g = truth_build_zoo(model);
     arch_spec *a = malloc(sizeof *a);
     map_timeloop_case *c = malloc(2 * sizeof *c);
     assert_non_null(a);
@@ -152,7 +146,7 @@ static void mobilenet_v2_vta(void **state)
 static void narrowing_is_reported(void **state)
 {
     (void)state;
-    wl_graph *g = build("alexnet");
+    wl_graph *g = truth_build_zoo("alexnet");
     arch_spec *a = malloc(sizeof *a);
     assert_non_null(a);
     as_status st = {0};
@@ -190,22 +184,6 @@ static void plain_input_is_no_layer(void **state)
     assert_int_equal(e.validity, MAP_VALID);
 }
 
-/* The text of the file at path (malloc'd). */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 /* The layer context is read strictly: a bad value or key fails with the
  * file, line and key. */
 static void bad_layer_context(void **state)
@@ -219,7 +197,7 @@ static void bad_layer_context(void **state)
         {"dram_pJ_per_bit: 8", "dram_pJ_per_bit: -8", "dram_pJ_per_bit: expected a number >= 0"},
         {"tensor_bits: {", "tensor_bits: {Psums: 8, ", "unknown key 'Psums' in tensor_bits"},
     };
-    wl_graph *g = build("alexnet");
+    wl_graph *g = truth_build_zoo("alexnet");
     arch_spec *a = malloc(sizeof *a);
     map_timeloop_case *c = malloc(sizeof *c);
     assert_non_null(a);
@@ -235,7 +213,7 @@ static void bad_layer_context(void **state)
         first++;
     assert_int_equal(map_timeloop_layer_case(g, a, &r, first, c, &st), AS_OK);
     assert_int_equal(map_timeloop_save(c, path, &st), AS_OK);
-    char *text = slurp(path);
+    char *text = text_file(path);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *at = strstr(text, cases[i].old);
         assert_non_null(at);

@@ -15,18 +15,10 @@
 #include <string.h>
 
 #include "mapping/mapping.h"
+#include "truth.h"
 
 /* Small budgets keep each run well under a second (sanitizers included). */
 #define TEST_BUDGET 1000
-
-static wl_graph *build(const char *zoo_name)
-{
-    as_status st = {0};
-    wl_graph *g = NULL;
-    if (wl_zoo_build(zoo_name, &g, &st) != AS_OK)
-        fail_msg("%s", st.message);
-    return g;
-}
 
 static void load_arch(const char *preset, arch_spec *a)
 {
@@ -62,7 +54,7 @@ static void assert_close(double x, double y)
 static void test_totals_are_layer_sums(void **state)
 {
     (void)state;
-    wl_graph *g = build("resnet18");
+    wl_graph *g = truth_build_zoo("resnet18");
     arch_spec a;
     load_arch("eyeriss", &a);
     map_network_options o;
@@ -153,7 +145,7 @@ static void test_identical_layers_share_a_problem(void **state)
     arch_spec a;
     load_arch("gemmini", &a);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        wl_graph *g = build(cases[k].model);
+        wl_graph *g = truth_build_zoo(cases[k].model);
         volatile int stop = 1;
         map_network_options o;
         options(&o, 1);
@@ -197,7 +189,7 @@ static void test_bf16_halves_dram_bytes(void **state)
     map_network_result r[2];
     static const wl_precision precision[2] = {WL_PREC_FP32, WL_PREC_BF16};
     for (int i = 0; i < 2; i++) {
-        wl_graph *g = build("resnet18");
+        wl_graph *g = truth_build_zoo("resnet18");
         wl_set_precision(g, precision[i]);
         evaluate(g, &a, &o, &r[i]);
         wl_graph_free(g);
@@ -228,7 +220,7 @@ static void stop_after_first(void *user, int32_t done, int32_t total)
 static void test_stop_flag_interrupts(void **state)
 {
     (void)state;
-    wl_graph *g = build("resnet18");
+    wl_graph *g = truth_build_zoo("resnet18");
     arch_spec a;
     load_arch("eyeriss", &a);
     progress_log log = {0};
@@ -289,7 +281,7 @@ static void assert_threads_agree(const wl_graph *g, const arch_spec *a, const ch
 static void test_threads_agree(void **state)
 {
     (void)state;
-    wl_graph *g = build("resnet18");
+    wl_graph *g = truth_build_zoo("resnet18");
     arch_spec a;
     load_arch("gemmini", &a);
     assert_threads_agree(g, &a, NULL);
@@ -312,7 +304,7 @@ static void test_threads_agree(void **state)
 static void test_vector_layer_model(void **state)
 {
     (void)state;
-    wl_graph *g = build("resnet18");
+    wl_graph *g = truth_build_zoo("resnet18");
     arch_spec a;
     load_arch("eyeriss", &a);
     map_network_options o;
@@ -341,7 +333,7 @@ static void test_vector_layer_model(void **state)
 static void test_onchip_backing_store(void **state)
 {
     (void)state;
-    wl_graph *g = build("resnet18");
+    wl_graph *g = truth_build_zoo("resnet18");
     arch_spec a;
     load_arch("eyeriss", &a);
     arch_level *backing = &a.level[a.n_levels - 1];
@@ -370,7 +362,7 @@ static void test_onchip_backing_store(void **state)
 static void test_only_layer_and_errors(void **state)
 {
     (void)state;
-    wl_graph *g = build("resnet18");
+    wl_graph *g = truth_build_zoo("resnet18");
     arch_spec a;
     load_arch("eyeriss", &a);
     map_network_options o;

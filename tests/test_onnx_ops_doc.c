@@ -21,6 +21,8 @@
 
 #include "workload/workload.h"
 
+#include "text_file.h"
+
 #define NAMES_PATH AS_TEST_DATA_DIR "/onnx_op_names.txt"
 #define DOC_PATH AS_TEST_DATA_DIR "/../../docs/onnx-ops.md"
 #define REGENERATE "build/tests/test_onnx_ops_doc --print > docs/onnx-ops.md"
@@ -128,23 +130,6 @@ static void print_doc(const op_list *list, FILE *out)
     }
 }
 
-/* The whole of path in a malloc'd string, or NULL. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *mem = open_memstream(&text, &size);
-    int ch;
-    while ((ch = fgetc(f)) != EOF)
-        fputc(ch, mem);
-    fclose(f);
-    fclose(mem);
-    return text;
-}
-
 /* The committed docs/onnx-ops.md equals what the code gives now. */
 static void test_doc_is_current(void **state)
 {
@@ -156,9 +141,10 @@ static void test_doc_is_current(void **state)
     FILE *mem = open_memstream(&want, &size);
     print_doc(&list, mem);
     fclose(mem);
-    char *got = slurp(DOC_PATH);
+    as_status st;
+    char *got = text_file_or_null(DOC_PATH, &st);
     if (!got)
-        fail_msg("%s is missing; generate it with %s", DOC_PATH, REGENERATE);
+        fail_msg("%s; generate it with %s", st.message, REGENERATE);
     if (strcmp(got, want) != 0) {
         size_t at = 0, line = 1;
         for (; got[at] && got[at] == want[at]; at++)

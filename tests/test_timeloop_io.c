@@ -16,6 +16,8 @@
 
 #include "mapping/mapping.h"
 
+#include "text_file.h"
+
 #define CASES_DIR AS_TEST_DATA_DIR "/timeloop"
 #define TMP_INPUT AS_TEST_TMP_DIR "/tl_io_input.yaml"
 
@@ -332,22 +334,6 @@ static void test_without_tables(void **state)
 
 /* ------------------------------------------------------------ bad input */
 
-/* Read file path into a malloc'd NUL-terminated string. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static void write_text(const char *path, const char *text, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -360,7 +346,7 @@ static void write_text(const char *path, const char *text, size_t n)
  * first occurrence of old replaced by new. */
 static void write_variant(const char *path, const char *old, const char *new, const char *tmp_path)
 {
-    char *text = slurp(path);
+    char *text = text_file(path);
     char *at = strstr(text, old);
     if (!at)
         fail_msg("'%s' not in %s", old, path);
@@ -542,7 +528,7 @@ static void test_bad_tables(void **state)
 static void test_truncated_and_corrupted(void **state)
 {
     (void)state;
-    char *text = slurp(CASES_DIR "/micro_conv1d_oc_ic_3levelspatial_cp/model-input.yaml");
+    char *text = text_file(CASES_DIR "/micro_conv1d_oc_ic_3levelspatial_cp/model-input.yaml");
     size_t n = strlen(text);
     map_timeloop_case c;
     as_status st;
