@@ -1,0 +1,372 @@
+/*
+ * bench_validate.c -- the presets against the silicon they name: for each
+ * preset and the models its chip was measured on, our latency, energy and
+ * average power per inference beside the published figure, its source and
+ * the ratio ours / published; then, for EfficientNet-B7 on tpu_v3, the
+ * share of runtime in depthwise convolutions and the overall MXU
+ * utilisation beside FAST's Table 2 and Section 3.3.2, and Eyeriss's DRAM
+ * accesses per MAC beside its JSSC abstract.  docs/validation.md keeps the
+ * table and the diagnosis of every gap above 2x.
+ *
+ * What is compared (see SOURCES for each figure's conditions):
+ *  - every model runs at the batch of its measurement (per inference =
+ *    per batch / batch) and at the precision of the preset's MACs, mapped
+ *    by the default (heuristic) mapper with seed 1, as `accelsearch map
+ *    --arch A --model M --batch B --precision P` does;
+ *  - where a figure covers the convolution layers only (Eyeriss), ours
+ *    sums the Conv layers only;
+ *  - a published chip power (Eyeriss, Edge TPU) does not include the DRAM:
+ *    it is compared with our on-chip power (all energy but DRAM's, over our
+ *    latency); the "P_W" column is the whole system's, DRAM included;
+ *  - published figures are converted only by physical rules stated in the
+ *    note (frames/s to ms per frame, a chip's throughput split over its
+ *    cores or chiplets), never scaled to fit.
+ *
+ * It runs by hand (minutes on two cores), not in CI.  Progress goes to
+ * stderr when stderr is a terminal.
+ *
+ * usage: bench_validate [threads]   (default 2)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mapping/mapping.h"
+
+/* ------------------------------------------------------ published figures */
+
+typedef struct source {
+    const char *tag;
+    const char *citation;   /* paper, table or figure */
+    const char *conditions; /* batch, clock, precision, scope; conversions made */
+} source;
+
+static const source SOURCES[] = {
+    {"eyeriss-jssc17",
+     "Y.-H. Chen, T. Krishna, J. S. Emer, V. Sze, \"Eyeriss: An Energy-Efficient Reconfigurable "
+     "Accelerator for Deep Convolutional Neural Networks\", IEEE JSSC 52(1):127-138, 2017, "
+     "abstract (measured chip)",
+     "convolution layers only; AlexNet 35 frames/s at 278 mW, batch N = 4, 0.0029 DRAM "
+     "accesses/MAC; VGG-16 0.7 frames/s at 236 mW, batch N = 3, 0.0035 DRAM accesses/MAC; 65 nm, "
+     "16-bit fixed point, 200 MHz core clock (the preset's); chip power, no DRAM.  Converted: ms "
+     "per frame = 1000 / (frames/s); energy per frame = power / (frames/s).  The chip ran the "
+     "original (Caffe) AlexNet, 227x227 with grouped conv2/4/5; the zoo's is torchvision's "
+     "(224x224, no groups)."},
+    {"coral-bench",
+     "Coral, \"Edge TPU performance benchmarks\", Table 1 (time per inference, ms), column "
+     "\"Dev Board with Edge TPU\", https://coral.ai/docs/edgetpu/benchmarks/",
+     "batch 1, int8 TensorFlow Lite models, whole model, time to execute the model only (C++ "
+     "benchmark; input pre-processing excluded, host-device transfers included); ResNet-50 V1 at "
+     "299x299 (the zoo's runs 224x224: 0.56x the MACs); SqueezeNet version not stated (the zoo "
+     "has 1.0); Edge TPU clock not stated.  Power: \"4 TOPS using 0.5 W per TOPS (2 W)\" from the "
+     "same page is the chip's peak, not a per-model measurement."},
+    {"fast-fig9",
+     "D. Zhang, S. Huda, E. Songhori, K. Prabhu, Q. Le, A. Goldie, A. Mirhoseini, \"A Full-Stack "
+     "Search Technique for Domain Optimized Deep Learning Accelerators\" (FAST), ASPLOS 2022 "
+     "(seed 001), table of Figure 9, column \"Modeled TPU-v3\"",
+     "EfficientNet-B7: 210 queries/s per chip (2 TensorCores x 2 MXUs of 128x128, bf16), batch 2 "
+     "x 64, compute utilisation 0.14; FAST's model of TPU-v3, not a measurement.  Converted: the "
+     "preset is one TensorCore, so ms per inference = 1000 / (210 / 2); ours runs batch 64."},
+    {"simba-micro19",
+     "Y. S. Shao et al., \"Simba: Scaling Deep-Learning Inference with Multi-Chip-Module-Based "
+     "Architecture\", MICRO 2019, abstract (measured 36-chiplet package)",
+     "ResNet-50, batch 1: 1988 images/s, 0.50 ms latency on 36 chiplets, int8; clock of the "
+     "measurement not stated in the abstract.  Converted: the preset is one chiplet, so the "
+     "figure compared is the package throughput per chiplet, 36 / 1988 s = 18.1 ms per image "
+     "(equal work per chiplet assumed); the 36-chiplet latency itself is 0.50 ms."},
+    {"none",
+     "no published figure retrieved for this pair in this session (Gemmini: Genc et al., DAC "
+     "2021; VTA: Moreau et al., IEEE Micro 39(5), 2019 -- see docs/validation.md)",
+     "ours printed for the record; no ratio"},
+};
+
+typedef struct validation_case {
+    const char *arch;
+    const char *model;
+    int64_t batch;
+    bool conv_only; /* the figure covers the Conv layers only */
+    /* Published, per inference; 0 = none.  pub_chip_power: the power is
+     * the chip's (compare our on-chip power); pub_power_is_peak: a
+     * datasheet peak, not a measurement on this model. */
+    double pub_latency_ms;
+    double pub_power_W;
+    double pub_energy_mJ;
+    bool pub_chip_power;
+    bool pub_power_is_peak;
+    const char *source;
+} validation_case;
+
+static const validation_case CASES[] = {
+    {"eyeriss", "alexnet", 4, true, 1000.0 / 35, 0.278, 278.0 / 35, true, false, "eyeriss-jssc17"},
+    {"eyeriss", "vgg16", 3, true, 1000.0 / 0.7, 0.236, 236.0 / 0.7, true, false, "eyeriss-jssc17"},
+    {"edgetpu", "mobilenet_v1", 1, false, 2.4, 2.0, 0, true, true, "coral-bench"},
+    {"edgetpu", "mobilenet_v2", 1, false, 2.6, 2.0, 0, true, true, "coral-bench"},
+    {"edgetpu", "googlenet", 1, false, 4.1, 2.0, 0, true, true, "coral-bench"},
+    {"edgetpu", "resnet50", 1, false, 56, 2.0, 0, true, true, "coral-bench"},
+    {"edgetpu", "squeezenet1_0", 1, false, 2.0, 2.0, 0, true, true, "coral-bench"},
+    {"edgetpu", "vgg16", 1, false, 343, 2.0, 0, true, true, "coral-bench"},
+    {"tpu_v3", "efficientnet_b7", 64, false, 1000.0 / (210.0 / 2), 0, 0, false, false, "fast-fig9"},
+    {"gemmini", "resnet50", 1, false, 0, 0, 0, false, false, "none"},
+    {"gemmini", "mobilenet_v2", 1, false, 0, 0, 0, false, false, "none"},
+    {"vta", "resnet18", 1, false, 0, 0, 0, false, false, "none"},
+    {"simba", "resnet50", 1, false, 36.0 * 1000.0 / 1988, 0, 0, false, false, "simba-micro19"},
+};
+
+/* FAST (seed 001) Table 2, EfficientNet-B7 on TPU-v3: share of FLOPs and
+ * of runtime per op type; Section 3.3.2: overall utilisation 14.8 %. */
+static const double FAST_DW_FLOP_SHARE = 0.0500, FAST_DW_TIME_SHARE = 0.6530;
+static const double FAST_CONV_FLOP_SHARE = 0.9467, FAST_CONV_TIME_SHARE = 0.3420;
+static const double FAST_OTHER_FLOP_SHARE = 0.0033, FAST_OTHER_TIME_SHARE = 0.0050;
+static const double FAST_UTILIZATION = 0.148;
+
+/* Eyeriss JSSC 2017 abstract: DRAM accesses per MAC, convolution layers. */
+static const double EYERISS_DRAM_PER_MAC_ALEXNET = 0.0029, EYERISS_DRAM_PER_MAC_VGG = 0.0035;
+
+/* ------------------------------------------------------------ our side */
+
+/* What one run gives, summed over the layers compared, per batch. */
+typedef struct totals {
+    int64_t cycles;
+    int64_t macs;
+    double energy_pJ;
+    double dram_pJ;
+    int64_t dram_bytes;
+} totals;
+
+/* The storage precision matching the MAC operands (as bench_network). */
+static wl_precision precision_of(const arch_spec *a)
+{
+    if (a->compute.mac_bits <= 8)
+        return WL_PREC_INT8;
+    if (a->compute.mac_bits <= 16)
+        return a->compute.mac_number == ARCH_NUMBER_BF16 ? WL_PREC_BF16 : WL_PREC_FP16;
+    return WL_PREC_FP32;
+}
+
+/* True when compute op `op` of g is a depthwise convolution: a Conv whose
+ * groups each see one input channel (groups == input channels). */
+static bool is_depthwise(const wl_graph *g, int32_t op)
+{
+    if (g->ops[op].kind != WL_OP_CONV)
+        return false;
+    wl_problem p;
+    as_status st = {0};
+    if (wl_op_problem(g, op, &p, &st) != AS_OK)
+        return false;
+    return p.kind == WL_PROBLEM_DEPTHWISE || (p.bound[WL_DIM_G] > 1 && p.bound[WL_DIM_C] == 1);
+}
+
+/* Add layer l to t. */
+static void add_layer(totals *t, const map_layer_result *l)
+{
+    t->cycles += l->cycles;
+    t->macs += l->macs;
+    t->energy_pJ += l->energy_pJ;
+    t->dram_pJ += l->energy_by_component_pJ[MAP_COMP_DRAM];
+    t->dram_bytes += l->dram_bytes;
+}
+
+/* Sum the layers of r: all of them, or the Conv layers only. */
+static totals sum_layers(const wl_graph *g, const map_network_result *r, bool conv_only)
+{
+    totals t = {0};
+    for (int32_t i = 0; i < r->n_layers; i++)
+        if (!conv_only || g->ops[r->layers[i].op].kind == WL_OP_CONV)
+            add_layer(&t, &r->layers[i]);
+    return t;
+}
+
+/* ------------------------------------------------------------- printing */
+
+/* "%9.3g" of v, or a dash when v is 0 (no figure). */
+static void print_figure(double v)
+{
+    if (v > 0)
+        printf(" %9.3g", v);
+    else
+        printf(" %9s", "-");
+}
+
+static void print_header(void)
+{
+    printf("%-8s %-15s %3s %-5s | %9s %9s %9s %9s %9s %6s | %9s %9s %9s | %7s %7s %7s | %s\n",
+           "arch", "model", "N", "scope", "lat_ms", "E_mJ", "P_W", "chipP_W", "TDP_W", "util",
+           "pub_ms", "pub_W", "pub_mJ", "x_lat", "x_pow", "x_E", "source");
+}
+
+/* One row: ours per inference beside the case's published figures. */
+static void print_row(const validation_case *c, const arch_spec *a, const totals *t)
+{
+    double n = (double)c->batch;
+    double latency_s = (double)t->cycles * a->cycle_seconds;
+    double energy_J = t->energy_pJ * 1e-12;
+    double chip_J = (t->energy_pJ - t->dram_pJ) * 1e-12;
+    double power_W = latency_s > 0 ? energy_J / latency_s : 0;
+    double chip_W = latency_s > 0 ? chip_J / latency_s : 0;
+    double util =
+        t->cycles > 0 ? (double)t->macs / (map_peak_macs_per_cycle(a) * (double)t->cycles) : 0;
+    double lat_ms = latency_s * 1e3 / n;
+    double e_mJ = (c->pub_chip_power ? chip_J : energy_J) * 1e3 / n;
+    double p_cmp = c->pub_chip_power ? chip_W : power_W;
+    printf("%-8s %-15s %3lld %-5s |", c->arch, c->model, (long long)c->batch,
+           c->conv_only ? "conv" : "all");
+    printf(" %9.3g %9.3g %9.3g %9.3g %9.3g %5.1f%% |", lat_ms, energy_J * 1e3 / n, power_W, chip_W,
+           arch_peak_power_W(a), util * 100);
+    print_figure(c->pub_latency_ms);
+    print_figure(c->pub_power_W);
+    print_figure(c->pub_energy_mJ);
+    printf(" |");
+    if (c->pub_latency_ms > 0)
+        printf(" %7.3g", lat_ms / c->pub_latency_ms);
+    else
+        printf(" %7s", "-");
+    if (c->pub_power_W > 0)
+        printf(" %6.3g%s", p_cmp / c->pub_power_W, c->pub_power_is_peak ? "p" : " ");
+    else
+        printf(" %7s", "-");
+    if (c->pub_energy_mJ > 0)
+        printf(" %7.3g", e_mJ / c->pub_energy_mJ);
+    else
+        printf(" %7s", "-");
+    printf(" | %s\n", c->source);
+    fflush(stdout);
+}
+
+/* EfficientNet-B7 on tpu_v3 against FAST's Table 2: runtime and MAC
+ * shares of depthwise convolutions, other convolutions and the rest, and
+ * the overall MXU utilisation. */
+static void print_fast_breakdown(const wl_graph *g, const arch_spec *a, const map_network_result *r,
+                                 int64_t batch)
+{
+    totals dw = {0}, conv = {0}, other = {0}, all = {0};
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        const map_layer_result *l = &r->layers[i];
+        if (is_depthwise(g, l->op))
+            add_layer(&dw, l);
+        else if (g->ops[l->op].kind == WL_OP_CONV)
+            add_layer(&conv, l);
+        else
+            add_layer(&other, l);
+        add_layer(&all, l);
+    }
+    double cyc = (double)all.cycles, macs = (double)all.macs;
+    double dw_util =
+        dw.cycles > 0 ? (double)dw.macs / (map_peak_macs_per_cycle(a) * (double)dw.cycles) : 0;
+    printf("\nEfficientNet-B7 on tpu_v3 (batch %lld) against FAST Table 2 and Sec. 3.3.2 "
+           "(fast-fig9 source; FAST counts FLOPs of all ops, ours MACs of compute ops):\n",
+           (long long)batch);
+    printf("%-22s %10s %10s %10s %10s\n", "op type", "ours_time", "FAST_time", "ours_MACs",
+           "FAST_FLOPs");
+    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", "depthwise Conv",
+           100 * (double)dw.cycles / cyc, 100 * FAST_DW_TIME_SHARE, 100 * (double)dw.macs / macs,
+           100 * FAST_DW_FLOP_SHARE);
+    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", "other Conv (Conv2D)",
+           100 * (double)conv.cycles / cyc, 100 * FAST_CONV_TIME_SHARE,
+           100 * (double)conv.macs / macs, 100 * FAST_CONV_FLOP_SHARE);
+    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", "everything else",
+           100 * (double)other.cycles / cyc, 100 * FAST_OTHER_TIME_SHARE,
+           100 * (double)other.macs / macs, 100 * FAST_OTHER_FLOP_SHARE);
+    printf("%-22s %9.2f%% %9.1f%%   (depthwise layers alone: %.3f%%)\n", "MXU utilisation",
+           100 * r->utilization, 100 * FAST_UTILIZATION, 100 * dw_util);
+}
+
+/* Eyeriss's DRAM accesses per MAC (16-bit words) over the Conv layers. */
+static void print_eyeriss_dram(const validation_case *c, const arch_spec *a, const totals *t)
+{
+    int word_bits = a->level[a->n_levels - 1].word_bits;
+    double ours = (double)t->dram_bytes * 8 / word_bits / (double)t->macs;
+    double pub =
+        strcmp(c->model, "alexnet") == 0 ? EYERISS_DRAM_PER_MAC_ALEXNET : EYERISS_DRAM_PER_MAC_VGG;
+    printf("  eyeriss %-8s conv layers: DRAM accesses per MAC %.4f (published %.4f, x%.3g)\n",
+           c->model, ours, pub, ours / pub);
+}
+
+/* ----------------------------------------------------------------- runs */
+
+/* Map case c with `threads` threads; print its row and keep its totals
+ * (per batch) in *out; the FAST breakdown when c is EfficientNet-B7 on
+ * tpu_v3.  False on error (printed on stderr). */
+static bool run_case(const validation_case *c, int threads, totals *out, arch_spec *a_out)
+{
+    as_status st = {0};
+    wl_graph *g = NULL;
+    arch_spec a;
+    if (arch_load(c->arch, &a, &st) != AS_OK || wl_zoo_build(c->model, &g, &st) != AS_OK ||
+        (c->batch > 1 && wl_set_batch(g, c->batch, &st) != AS_OK)) {
+        fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
+        wl_graph_free(g);
+        return false;
+    }
+    wl_set_precision(g, precision_of(&a));
+    map_network_options o;
+    map_network_options_default(&o);
+    o.search.seed = 1;
+    o.search.threads = threads;
+    map_network_result r;
+    if (map_network_evaluate(g, &a, &o, &r, &st) != AS_OK) {
+        fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
+        wl_graph_free(g);
+        return false;
+    }
+    *out = sum_layers(g, &r, c->conv_only);
+    *a_out = a;
+    print_row(c, &a, out);
+    if (strcmp(c->arch, "tpu_v3") == 0 && strcmp(c->model, "efficientnet_b7") == 0)
+        print_fast_breakdown(g, &a, &r, c->batch);
+    map_network_free(&r);
+    wl_graph_free(g);
+    return true;
+}
+
+static void print_sources(void)
+{
+    printf("\nSources and conditions:\n");
+    for (size_t i = 0; i < sizeof SOURCES / sizeof SOURCES[0]; i++)
+        printf("[%s] %s.\n    %s\n", SOURCES[i].tag, SOURCES[i].citation, SOURCES[i].conditions);
+    printf("\nColumns: ours per inference (per batch / N): lat_ms latency, E_mJ energy (DRAM "
+           "included), P_W average power (E / latency), chipP_W the same without the DRAM's "
+           "energy, TDP_W the preset's peak power (arch_peak_power_W), util MACs / (peak MACs "
+           "per cycle x cycles); pub_* the published figures; x_lat, x_pow, x_E ours / "
+           "published (x_pow and x_E use chipP_W and on-chip energy where the published power "
+           "is a chip's; 'p': against a datasheet peak, not a measurement).\n");
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 2;
+    bool progress = isatty(STDERR_FILENO);
+    size_t n_cases = sizeof CASES / sizeof CASES[0];
+    /* The Eyeriss rows, for their DRAM accesses per MAC after the table. */
+    const validation_case *eyeriss_case[2];
+    totals eyeriss_totals[2];
+    arch_spec eyeriss_arch;
+    int n_eyeriss = 0;
+    bool ok = true;
+    print_header();
+    for (size_t i = 0; i < n_cases; i++) {
+        const validation_case *c = &CASES[i];
+        if (progress)
+            fprintf(stderr, "[%zu/%zu] %s on %s, batch %lld\n", i + 1, n_cases, c->model, c->arch,
+                    (long long)c->batch);
+        totals t;
+        arch_spec a;
+        if (!run_case(c, threads, &t, &a)) {
+            ok = false;
+            continue;
+        }
+        if (strcmp(c->arch, "eyeriss") == 0 && n_eyeriss < 2) {
+            eyeriss_case[n_eyeriss] = c;
+            eyeriss_totals[n_eyeriss++] = t;
+            eyeriss_arch = a;
+        }
+    }
+    printf("\nshidiannao: no zoo model matches its published benchmarks (Du et al., ISCA 2015, "
+           "ten small vision CNNs); no row.\n");
+    if (n_eyeriss > 0)
+        printf("\nEyeriss DRAM traffic (eyeriss-jssc17):\n");
+    for (int i = 0; i < n_eyeriss; i++)
+        print_eyeriss_dram(eyeriss_case[i], &eyeriss_arch, &eyeriss_totals[i]);
+    print_sources();
+    return ok ? 0 : 1;
+}
