@@ -190,9 +190,9 @@ static void print_figure(double v)
 
 static void print_header(void)
 {
-    printf("%-8s %-15s %3s %-5s | %9s %9s %9s %9s %9s %6s | %9s %9s %9s | %7s %7s %7s | %s\n",
-           "arch", "model", "N", "scope", "lat_ms", "E_mJ", "P_W", "chipP_W", "TDP_W", "util",
-           "pub_ms", "pub_W", "pub_mJ", "x_lat", "x_pow", "x_E", "source");
+    printf("%-8s %-15s %3s %-5s %6s | %9s %9s %9s %9s %9s %6s | %9s %9s %9s | %7s %7s %7s | %s\n",
+           "arch", "model", "N", "scope", "GMAC", "lat_ms", "E_mJ", "P_W", "chipP_W", "TDP_W",
+           "util", "pub_ms", "pub_W", "pub_mJ", "x_lat", "x_pow", "x_E", "source");
 }
 
 /* One row: ours per inference beside the case's published figures. */
@@ -209,8 +209,8 @@ static void print_row(const validation_case *c, const arch_spec *a, const totals
     double lat_ms = latency_s * 1e3 / n;
     double e_mJ = (c->pub_chip_power ? chip_J : energy_J) * 1e3 / n;
     double p_cmp = c->pub_chip_power ? chip_W : power_W;
-    printf("%-8s %-15s %3lld %-5s |", c->arch, c->model, (long long)c->batch,
-           c->conv_only ? "conv" : "all");
+    printf("%-8s %-15s %3lld %-5s %6.3g |", c->arch, c->model, (long long)c->batch,
+           c->conv_only ? "conv" : "all", (double)t->macs / n * 1e-9);
     printf(" %9.3g %9.3g %9.3g %9.3g %9.3g %5.1f%% |", lat_ms, energy_J * 1e3 / n, power_W, chip_W,
            arch_peak_power_W(a), util * 100);
     print_figure(c->pub_latency_ms);
@@ -324,12 +324,14 @@ static void print_sources(void)
     printf("\nSources and conditions:\n");
     for (size_t i = 0; i < sizeof SOURCES / sizeof SOURCES[0]; i++)
         printf("[%s] %s.\n    %s\n", SOURCES[i].tag, SOURCES[i].citation, SOURCES[i].conditions);
-    printf("\nColumns: ours per inference (per batch / N): lat_ms latency, E_mJ energy (DRAM "
-           "included), P_W average power (E / latency), chipP_W the same without the DRAM's "
-           "energy, TDP_W the preset's peak power (arch_peak_power_W), util MACs / (peak MACs "
-           "per cycle x cycles); pub_* the published figures; x_lat, x_pow, x_E ours / "
-           "published (x_pow and x_E use chipP_W and on-chip energy where the published power "
-           "is a chip's; 'p': against a datasheet peak, not a measurement).\n");
+    printf(
+        "\nColumns: N batch; scope the layers summed (conv: Conv layers only); GMAC useful MACs; "
+        "ours per inference (per batch / N): lat_ms latency, E_mJ energy (DRAM "
+        "included), P_W average power (E / latency), chipP_W the same without the DRAM's "
+        "energy, TDP_W the preset's peak power (arch_peak_power_W), util MACs / (peak MACs "
+        "per cycle x cycles); pub_* the published figures; x_lat, x_pow, x_E ours / "
+        "published (x_pow and x_E use chipP_W and on-chip energy where the published power "
+        "is a chip's; 'p': against a datasheet peak, not a measurement).\n");
 }
 
 int main(int argc, char **argv)
