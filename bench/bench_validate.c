@@ -68,6 +68,13 @@ static const source SOURCES[] = {
      "EfficientNet-B7: 210 queries/s per chip (2 TensorCores x 2 MXUs of 128x128, bf16), batch 2 "
      "x 64, compute utilisation 0.14; FAST's model of TPU-v3, not a measurement.  Converted: the "
      "preset is one TensorCore, so ms per inference = 1000 / (210 / 2); ours runs batch 64."},
+    {"fast-table2",
+     "FAST (as fast-fig9), Table 2 \"EfficientNet-B7 per-op performance as a fraction of total "
+     "execution time on TPU-v3\" and Section 3.3.2",
+     "a profile of EfficientNet-B7 on TPU-v3 (measured; batch not stated in the text): "
+     "DepthwiseConv2dNative 5.00 % of FLOPs and 65.30 % of runtime, Conv2D 94.67 % and 34.20 %, "
+     "other 0.33 % and 0.50 %; overall utilisation 14.8 % of peak FLOPS.  Ours: shares of the "
+     "summed layer cycles and of the MACs, at the batch of the fast-fig9 row."},
     {"simba-micro19",
      "Y. S. Shao et al., \"Simba: Scaling Deep-Learning Inference with Multi-Chip-Module-Based "
      "Architecture\", MICRO 2019, abstract (measured 36-chiplet package)",
@@ -233,61 +240,92 @@ static void print_row(const validation_case *c, const arch_spec *a, const totals
     fflush(stdout);
 }
 
-/* EfficientNet-B7 on tpu_v3 against FAST's Table 2: runtime and MAC
- * shares of depthwise convolutions, other convolutions and the rest, and
- * the overall MXU utilisation. */
-static void print_fast_breakdown(const wl_graph *g, const arch_spec *a, const map_network_result *r,
-                                 int64_t batch)
+/* EfficientNet-B7 on tpu_v3 split as FAST's Table 2 splits it. */
+typedef struct fast_breakdown {
+    bool have;
+    int64_t batch;
+    double peak_macs_per_cycle;
+    double utilization; /* the whole network's (map_network_result) */
+    totals depthwise, conv, other, all;
+} fast_breakdown;
+
+/* Split r's layers into depthwise convolutions, other convolutions and
+ * the rest. */
+static void split_fast(const wl_graph *g, const arch_spec *a, const map_network_result *r,
+                       int64_t batch, fast_breakdown *out)
 {
-    totals dw = {0}, conv = {0}, other = {0}, all = {0};
+    memset(out, 0, sizeof *out);
+    out->have = true;
+    out->batch = batch;
+    out->peak_macs_per_cycle = map_peak_macs_per_cycle(a);
+    out->utilization = r->utilization;
     for (int32_t i = 0; i < r->n_layers; i++) {
         const map_layer_result *l = &r->layers[i];
         if (is_depthwise(g, l->op))
-            add_layer(&dw, l);
+            add_layer(&out->depthwise, l);
         else if (g->ops[l->op].kind == WL_OP_CONV)
-            add_layer(&conv, l);
+            add_layer(&out->conv, l);
         else
-            add_layer(&other, l);
-        add_layer(&all, l);
+            add_layer(&out->other, l);
+        add_layer(&out->all, l);
     }
-    double cyc = (double)all.cycles, macs = (double)all.macs;
-    double dw_util =
-        dw.cycles > 0 ? (double)dw.macs / (map_peak_macs_per_cycle(a) * (double)dw.cycles) : 0;
-    printf("\nEfficientNet-B7 on tpu_v3 (batch %lld) against FAST Table 2 and Sec. 3.3.2 "
-           "(fast-fig9 source; FAST counts FLOPs of all ops, ours MACs of compute ops):\n",
-           (long long)batch);
-    printf("%-22s %10s %10s %10s %10s\n", "op type", "ours_time", "FAST_time", "ours_MACs",
-           "FAST_FLOPs");
-    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", "depthwise Conv",
-           100 * (double)dw.cycles / cyc, 100 * FAST_DW_TIME_SHARE, 100 * (double)dw.macs / macs,
-           100 * FAST_DW_FLOP_SHARE);
-    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", "other Conv (Conv2D)",
-           100 * (double)conv.cycles / cyc, 100 * FAST_CONV_TIME_SHARE,
-           100 * (double)conv.macs / macs, 100 * FAST_CONV_FLOP_SHARE);
-    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", "everything else",
-           100 * (double)other.cycles / cyc, 100 * FAST_OTHER_TIME_SHARE,
-           100 * (double)other.macs / macs, 100 * FAST_OTHER_FLOP_SHARE);
-    printf("%-22s %9.2f%% %9.1f%%   (depthwise layers alone: %.3f%%)\n", "MXU utilisation",
-           100 * r->utilization, 100 * FAST_UTILIZATION, 100 * dw_util);
 }
 
-/* Eyeriss's DRAM accesses per MAC (16-bit words) over the Conv layers. */
-static void print_eyeriss_dram(const validation_case *c, const arch_spec *a, const totals *t)
+/* One line of the FAST comparison: our runtime and MAC shares of t. */
+static void print_share(const char *what, const totals *t, const totals *all, double fast_time,
+                        double fast_flops)
+{
+    printf("%-22s %9.1f%% %9.1f%% %9.2f%% %9.2f%%\n", what,
+           100 * (double)t->cycles / (double)all->cycles, 100 * fast_time,
+           100 * (double)t->macs / (double)all->macs, 100 * fast_flops);
+}
+
+/* EfficientNet-B7 on tpu_v3 against FAST's Table 2: runtime and MAC
+ * shares of depthwise convolutions, other convolutions and the rest, and
+ * the overall MXU utilisation. */
+static void print_fast_breakdown(const fast_breakdown *f)
+{
+    const totals *dw = &f->depthwise;
+    double dw_util =
+        dw->cycles > 0 ? (double)dw->macs / (f->peak_macs_per_cycle * (double)dw->cycles) : 0;
+    printf("\nEfficientNet-B7 on tpu_v3, batch %lld, against FAST Table 2 and Sec. 3.3.2 "
+           "[fast-table2] (FAST counts the FLOPs of all ops, ours the MACs of compute ops):\n",
+           (long long)f->batch);
+    printf("%-22s %10s %10s %10s %10s\n", "op type", "ours_time", "FAST_time", "ours_MACs",
+           "FAST_FLOPs");
+    print_share("depthwise Conv", dw, &f->all, FAST_DW_TIME_SHARE, FAST_DW_FLOP_SHARE);
+    print_share("other Conv (Conv2D)", &f->conv, &f->all, FAST_CONV_TIME_SHARE,
+                FAST_CONV_FLOP_SHARE);
+    print_share("everything else", &f->other, &f->all, FAST_OTHER_TIME_SHARE,
+                FAST_OTHER_FLOP_SHARE);
+    printf("%-22s %9.2f%% %9.1f%%   (depthwise layers alone: %.3f%%)\n", "MXU utilisation",
+           100 * f->utilization, 100 * FAST_UTILIZATION, 100 * dw_util);
+}
+
+/* DRAM accesses (words of the DRAM level) per MAC of t on a. */
+static double dram_accesses_per_mac(const arch_spec *a, const totals *t)
 {
     int word_bits = a->level[a->n_levels - 1].word_bits;
-    double ours = (double)t->dram_bytes * 8 / word_bits / (double)t->macs;
+    return (double)t->dram_bytes * 8 / word_bits / (double)t->macs;
+}
+
+/* Eyeriss's DRAM accesses per MAC over the Conv layers of `model`, ours
+ * beside the JSSC abstract's. */
+static void print_eyeriss_dram(const char *model, double ours)
+{
     double pub =
-        strcmp(c->model, "alexnet") == 0 ? EYERISS_DRAM_PER_MAC_ALEXNET : EYERISS_DRAM_PER_MAC_VGG;
+        strcmp(model, "alexnet") == 0 ? EYERISS_DRAM_PER_MAC_ALEXNET : EYERISS_DRAM_PER_MAC_VGG;
     printf("  eyeriss %-8s conv layers: DRAM accesses per MAC %.4f (published %.4f, x%.3g)\n",
-           c->model, ours, pub, ours / pub);
+           model, ours, pub, ours / pub);
 }
 
 /* ----------------------------------------------------------------- runs */
 
 /* Map case c with `threads` threads; print its row and keep its totals
- * (per batch) in *out; the FAST breakdown when c is EfficientNet-B7 on
- * tpu_v3.  False on error (printed on stderr). */
-static bool run_case(const validation_case *c, int threads, totals *out, arch_spec *a_out)
+ * (per batch) in *out and the architecture in *a_out; fill *fast when c is
+ * EfficientNet-B7 on tpu_v3.  False on error (printed on stderr). */
+static bool run_case(const validation_case *c, int threads, totals *out, arch_spec *a_out,
+                     fast_breakdown *fast)
 {
     as_status st = {0};
     wl_graph *g = NULL;
@@ -313,7 +351,7 @@ static bool run_case(const validation_case *c, int threads, totals *out, arch_sp
     *a_out = a;
     print_row(c, &a, out);
     if (strcmp(c->arch, "tpu_v3") == 0 && strcmp(c->model, "efficientnet_b7") == 0)
-        print_fast_breakdown(g, &a, &r, c->batch);
+        split_fast(g, &a, &r, c->batch, fast);
     map_network_free(&r);
     wl_graph_free(g);
     return true;
@@ -340,10 +378,10 @@ int main(int argc, char **argv)
     bool progress = isatty(STDERR_FILENO);
     size_t n_cases = sizeof CASES / sizeof CASES[0];
     /* The Eyeriss rows, for their DRAM accesses per MAC after the table. */
-    const validation_case *eyeriss_case[2];
-    totals eyeriss_totals[2];
-    arch_spec eyeriss_arch;
+    const char *eyeriss_model[2];
+    double eyeriss_dram[2];
     int n_eyeriss = 0;
+    fast_breakdown fast = {0};
     bool ok = true;
     print_header();
     for (size_t i = 0; i < n_cases; i++) {
@@ -353,22 +391,23 @@ int main(int argc, char **argv)
                     (long long)c->batch);
         totals t;
         arch_spec a;
-        if (!run_case(c, threads, &t, &a)) {
+        if (!run_case(c, threads, &t, &a, &fast)) {
             ok = false;
             continue;
         }
         if (strcmp(c->arch, "eyeriss") == 0 && n_eyeriss < 2) {
-            eyeriss_case[n_eyeriss] = c;
-            eyeriss_totals[n_eyeriss++] = t;
-            eyeriss_arch = a;
+            eyeriss_model[n_eyeriss] = c->model;
+            eyeriss_dram[n_eyeriss++] = dram_accesses_per_mac(&a, &t);
         }
     }
+    if (fast.have)
+        print_fast_breakdown(&fast);
     printf("\nshidiannao: no zoo model matches its published benchmarks (Du et al., ISCA 2015, "
            "ten small vision CNNs); no row.\n");
     if (n_eyeriss > 0)
         printf("\nEyeriss DRAM traffic (eyeriss-jssc17):\n");
     for (int i = 0; i < n_eyeriss; i++)
-        print_eyeriss_dram(eyeriss_case[i], &eyeriss_arch, &eyeriss_totals[i]);
+        print_eyeriss_dram(eyeriss_model[i], eyeriss_dram[i]);
     print_sources();
     return ok ? 0 : 1;
 }
