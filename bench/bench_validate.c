@@ -25,7 +25,7 @@
  * It runs by hand (minutes on two cores), not in CI.  Progress goes to
  * stderr when stderr is a terminal.
  *
- * usage: bench_validate [threads]   (default 2)
+ * usage: bench_validate [threads [preset]]   (default 2 threads, every preset)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -444,6 +444,7 @@ static void print_sources(void)
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
+    const char *only_arch = argc > 2 ? argv[2] : NULL;
     bool progress = isatty(STDERR_FILENO);
     size_t n_cases = sizeof CASES / sizeof CASES[0];
     /* The Eyeriss rows, for their DRAM accesses per MAC after the table. */
@@ -455,6 +456,8 @@ int main(int argc, char **argv)
     print_header();
     for (size_t i = 0; i < n_cases; i++) {
         const validation_case *c = &CASES[i];
+        if (only_arch && strcmp(c->arch, only_arch) != 0)
+            continue;
         if (progress)
             fprintf(stderr, "[%zu/%zu] %s on %s, batch %lld\n", i + 1, n_cases, c->model, c->arch,
                     (long long)c->batch);
@@ -471,8 +474,9 @@ int main(int argc, char **argv)
     }
     if (fast.have)
         print_fast_breakdown(&fast);
-    printf("\nshidiannao: no zoo model matches its published benchmarks (Du et al., ISCA 2015, "
-           "ten small vision CNNs); no row.\n");
+    if (!only_arch || strcmp(only_arch, "shidiannao") == 0)
+        printf("\nshidiannao: no zoo model matches its published benchmarks (Du et al., ISCA 2015, "
+               "ten small vision CNNs); no row.\n");
     if (n_eyeriss > 0)
         printf("\nEyeriss DRAM traffic (eyeriss-jssc17):\n");
     for (int i = 0; i < n_eyeriss; i++)
