@@ -241,8 +241,9 @@ void cli_json_components(cli_json *j, const char *key, const double *energy_pJ);
 cli_option cli_weights_option(int *choice, bool *given);
 /* The mode chosen: AUTO (by capacity) unless --weights was given. */
 map_weights cli_weights_mode(int choice, bool given);
-/* The summary line saying where the weights live (a: the design). */
-void cli_print_weights(const arch_spec *a, const map_residency *r);
+/* The summary line saying where the weights live (a: the design), its
+ * label left-aligned in label_width columns as the lines around it. */
+void cli_print_weights(const arch_spec *a, const map_residency *r, int label_width);
 /* "weights": {"mode", "level", "bytes", "capacity_bytes"} into the open
  * JSON object. */
 void cli_json_weights(cli_json *j, const arch_spec *a, const map_residency *r);

@@ -140,7 +140,7 @@ static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fu_pla
            (double)c->dram_bytes / (double)base->dram_bytes, c->op_intensity / base->op_intensity);
     printf("%-14s %d groups for %d layers, %lld recomputed MACs\n", "plan", (int)p->n_groups,
            (int)base->n_groups, (long long)c->recomputed_macs);
-    cli_print_weights(a, &c->weights);
+    cli_print_weights(a, &c->weights, 14);
 }
 
 static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)

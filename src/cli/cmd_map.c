@@ -275,7 +275,7 @@ static void print_network_table(const wl_graph *g, const arch_spec *a, const map
     printf("%-24s %.6g J*cycle\n", "EDP", r->edp_J_cycle);
     printf("%-24s %lld\n", "DRAM bytes", (long long)r->dram_bytes);
     printf("%-24s %.2f ops/byte\n", "op intensity", r->op_intensity);
-    cli_print_weights(a, &r->weights);
+    cli_print_weights(a, &r->weights, 24);
     printf("%-24s %d distinct of %d layers, %lld mappings evaluated\n", "problems mapped",
            r->n_distinct_problems, r->n_layers, (long long)r->mappings_evaluated);
     for (int c = 0; c < MAP_N_COMPONENTS; c++)

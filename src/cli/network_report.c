@@ -78,14 +78,14 @@ static const char *weights_level_name(const arch_spec *a, const map_residency *r
     return r->level >= 0 ? a->level[r->level].name : "-";
 }
 
-void cli_print_weights(const arch_spec *a, const map_residency *r)
+void cli_print_weights(const arch_spec *a, const map_residency *r, int label_width)
 {
     const char *mode = r->resident ? "resident" : "streamed";
     if (r->level < 0)
-        printf("%-24s %s (no on-chip level)\n", "weights", mode);
+        printf("%-*s %s (no on-chip level)\n", label_width, "weights", mode);
     else
-        printf("%-24s %s: %lld bytes of weights, %s holds %lld bytes\n", "weights", mode,
-               (long long)r->bytes, weights_level_name(a, r), (long long)r->capacity_bytes);
+        printf("%-*s %s: %lld bytes of weights, %s holds %lld bytes\n", label_width, "weights",
+               mode, (long long)r->bytes, weights_level_name(a, r), (long long)r->capacity_bytes);
 }
 
 void cli_json_weights(cli_json *j, const arch_spec *a, const map_residency *r)
