@@ -343,6 +343,13 @@ static void test_cli_reports_mode(void **state)
     assert_non_null(strstr(r.err, "8388608 bytes"));
     free(r.out);
 
+    /* Timeloop's format cannot say that weights stay on chip. */
+    run(&r, "map --arch edgetpu --model mobilenet_v2 --emit-timeloop " AS_TEST_TMP_DIR
+            "/resident_emit --weights resident");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--weights streamed"));
+    free(r.out);
+
     run(&r, "search --space datacenter --model mobilenet_v2 --budget 2 --batch 2 --plan-budget 8 "
             "--sh-rounds 1 --map-budget 8 --no-db --threads 2 --json");
     assert_int_equal(r.status, 0);
