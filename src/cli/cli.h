@@ -236,6 +236,18 @@ void cli_json_totals_members(cli_json *j, const cli_totals *t);
 /* "key": {component: pJ, ...} of an energy split by map_component. */
 void cli_json_components(cli_json *j, const char *key, const double *energy_pJ);
 
+/* --weights resident|streamed (map, fuse, search), writing the choice's
+ * index into *choice and whether it was given into *given. */
+cli_option cli_weights_option(int *choice, bool *given);
+/* The mode chosen: AUTO (by capacity) unless --weights was given. */
+map_weights cli_weights_mode(int choice, bool given);
+/* The summary line saying where the weights live (a: the design), its
+ * label left-aligned in label_width columns as the lines around it. */
+void cli_print_weights(const arch_spec *a, const map_residency *r, int label_width);
+/* "weights": {"mode", "level", "bytes", "capacity_bytes"} into the open
+ * JSON object. */
+void cli_json_weights(cli_json *j, const arch_spec *a, const map_residency *r);
+
 /* Evaluations and mappings (report.c), shared by eval and map.  dim_names
  * may be NULL (the slots' own names N, G, C, M, P, Q, R, S). */
 void cli_print_eval(const arch_spec *a, const map_eval *e);

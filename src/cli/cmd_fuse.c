@@ -16,6 +16,8 @@ typedef struct fuse_options {
     int64_t plan_budget, old_budget, mapper_budget, seed, threads;
     double time_limit_s;
     bool json;
+    int weights; /* --weights: cli_weights_mode */
+    bool weights_set;
 } fuse_options;
 
 static const char *const algo_names[] = {"none", "ga", "dp", "ilp", NULL};
@@ -27,7 +29,7 @@ static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERG
  * outlive the functions that build them). */
 static const char *const old_map_budget[] = {"mapper-budget", NULL};
 
-enum { FUSE_MAX_OPTIONS = 16 };
+enum { FUSE_MAX_OPTIONS = 20 };
 
 /* The command `fuse`, its options writing into o. */
 static cli_command fuse_command(cli_option *options, fuse_options *o)
@@ -49,6 +51,7 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     options[n++].aliases = old_map_budget;
     options[n++] = cli_seed_option(&o->seed);
     options[n++] = cli_threads_option(&o->threads);
+    options[n++] = cli_weights_option(&o->weights, &o->weights_set);
     n += cli_add_model_options(options + n, &o->design.load, true);
     options[n++] = cli_json_option(&o->json);
     options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
@@ -110,8 +113,8 @@ static void print_totals_row(const char *label, const fu_plan_cost *c)
            c->latency_s, c->energy_pJ, c->edp_J_cycle, (long long)c->dram_bytes, c->op_intensity);
 }
 
-static void print_fuse_table(const wl_graph *g, const fu_plan *p, const fu_plan_cost *c,
-                             const fu_plan_cost *base, int32_t *ops)
+static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fu_plan *p,
+                             const fu_plan_cost *c, const fu_plan_cost *base, int32_t *ops)
 {
     printf("%5s %-40s %7s %11s %10s %13s %13s %14s %16s\n", "group", "layers", "count", "tile",
            "halo", "on-chip B", "DRAM B", "cycles", "energy pJ");
@@ -137,6 +140,7 @@ static void print_fuse_table(const wl_graph *g, const fu_plan *p, const fu_plan_
            (double)c->dram_bytes / (double)base->dram_bytes, c->op_intensity / base->op_intensity);
     printf("%-14s %d groups for %d layers, %lld recomputed MACs\n", "plan", (int)p->n_groups,
            (int)base->n_groups, (long long)c->recomputed_macs);
+    cli_print_weights(a, &c->weights, 14);
 }
 
 static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)
@@ -165,6 +169,7 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
     cli_json_begin_design(&j, g, a);
     cli_json_string_field(&j, "algorithm", algo_names[o->algo]);
     cli_json_int_field(&j, "plans_evaluated", evaluated);
+    cli_json_weights(&j, a, &c->weights);
     json_totals(&j, "totals", c);
     json_totals(&j, "baseline", base);
     cli_json_key(&j, "groups");
@@ -211,6 +216,7 @@ static void warn_baseline_narrowing(const wl_graph *g, const arch_spec *a,
     memcpy(&no.search, &co->search, sizeof no.search); /* the cache key hashes its bytes */
     no.budget_per_problem = co->budget_per_problem;
     no.cache = co->shared_mappings;
+    no.weights = co->weights; /* the same mapper's view of the design: cache hits */
     map_network_result r;
     as_status st;
     as_status_clear(&st);
@@ -245,6 +251,7 @@ int cli_fuse(int argc, char **argv)
     }
     co.search.seed = o.search.seed;
     co.search.threads = o.search.threads;
+    co.weights = cli_weights_mode(o.weights, o.weights_set);
     rc = CLI_EXIT_OK;
     if (!a) {
         as_fail(&st, AS_ENOMEM, "out of memory");
@@ -282,7 +289,7 @@ int cli_fuse(int argc, char **argv)
     if (o.json)
         print_fuse_json(g, a, &o, &plan, &cost, &base_cost, fu_search_evaluated(s), ops);
     else
-        print_fuse_table(g, &plan, &cost, &base_cost, ops);
+        print_fuse_table(g, a, &plan, &cost, &base_cost, ops);
     goto done;
 failed:
     rc = cli_fail(&cmd, &st);

@@ -21,6 +21,8 @@ typedef struct map_cli_options {
     int64_t seed;
     int64_t budget;
     bool no_padding;
+    int weights; /* --weights: cli_weights_mode */
+    bool weights_set;
 } map_cli_options;
 
 /* The spellings of --algo and --objective, and what they select. */
@@ -35,7 +37,7 @@ static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_M
 static const char *const old_algo[] = {"algorithm", NULL};
 static const char *const old_map_budget[] = {"budget", NULL};
 
-enum { MAP_MAX_OPTIONS = 16 };
+enum { MAP_MAX_OPTIONS = 20 };
 
 /* The command `map`, its options writing into o. */
 static cli_command map_command(cli_option *options, map_cli_options *o)
@@ -57,6 +59,7 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
     options[n++].given = &o->threads_set;
     options[n++] = cli_flag("no-padding", &o->no_padding, "do not pad awkward dimensions");
     options[n++] = cli_string("layer", "NAME", &o->layer, "map only this layer of the model");
+    options[n++] = cli_weights_option(&o->weights, &o->weights_set);
     n += cli_add_model_options(options + n, &o->design.load, true);
     options[n++] = cli_string("emit-timeloop", "DIR", &o->emit_dir,
                               "write each chosen mapping as a timeloop-model input");
@@ -90,6 +93,11 @@ static int parse_map_options(cli_command *cmd, int argc, char **argv, map_cli_op
     if (!network && cli_is_onnx_path(cmd->positional[0]))
         return cli_usage_error(cmd, "'%s' is an ONNX model: give it as --model, with --arch",
                                cmd->positional[0]);
+    if (!network && o->weights_set)
+        return cli_usage_error(cmd, "--weights is about a model's layers: give --arch and --model");
+    if (o->emit_dir && cli_weights_mode(o->weights, o->weights_set) == MAP_WEIGHTS_RESIDENT)
+        return cli_usage_error(cmd, "--emit-timeloop writes what Timeloop can evaluate, weights "
+                                    "read from DRAM: use --weights streamed (its default)");
     return CLI_PARSED;
 }
 
@@ -248,7 +256,7 @@ static void network_progress(void *user, int32_t done, int32_t total)
     cli_progress_update(user, done, total);
 }
 
-static void print_network_table(const wl_graph *g, const map_network_result *r)
+static void print_network_table(const wl_graph *g, const arch_spec *a, const map_network_result *r)
 {
     printf("%-44s %-18s %14s %16s %7s %14s\n", "layer", "op", "cycles", "energy pJ", "util",
            "DRAM bytes");
@@ -267,6 +275,7 @@ static void print_network_table(const wl_graph *g, const map_network_result *r)
     printf("%-24s %.6g J*cycle\n", "EDP", r->edp_J_cycle);
     printf("%-24s %lld\n", "DRAM bytes", (long long)r->dram_bytes);
     printf("%-24s %.2f ops/byte\n", "op intensity", r->op_intensity);
+    cli_print_weights(a, &r->weights, 24);
     printf("%-24s %d distinct of %d layers, %lld mappings evaluated\n", "problems mapped",
            r->n_distinct_problems, r->n_layers, (long long)r->mappings_evaluated);
     for (int c = 0; c < MAP_N_COMPONENTS; c++)
@@ -297,6 +306,7 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
                                               .dram_bytes = r->dram_bytes,
                                               .op_intensity = r->op_intensity});
     cli_json_end_object(&j);
+    cli_json_weights(&j, a, &r->weights);
     cli_json_components(&j, "energy_by_component_pJ", r->energy_by_component_pJ);
     map_op_type_total by_type[WL_OP_COUNT];
     int n = map_network_by_op_type(g, r, by_type);
@@ -370,6 +380,10 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
     apply_search_options(o, &no.search);
     no.budget_per_problem = o->budget;
     no.only_layer = o->layer;
+    /* Timeloop's format cannot say that weights stay on chip: emitted
+     * layers are costed with weights streamed (parse_map_options refuses
+     * --weights resident there). */
+    no.weights = o->emit_dir ? MAP_WEIGHTS_STREAMED : cli_weights_mode(o->weights, o->weights_set);
     no.stop_flag = &interrupted;
     cli_progress progress;
     cli_progress_init(&progress, "mapping layers");
@@ -394,7 +408,7 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
     if (o->json)
         print_network_json(g, a, &r, cli_seconds_now() - start);
     else
-        print_network_table(g, &r);
+        print_network_table(g, a, &r);
 done:
     map_network_free(&r);
     wl_graph_free(g);

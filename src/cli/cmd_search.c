@@ -28,7 +28,8 @@ typedef struct search_cli {
     se_run_options run;
     int algo, scalar, aggregate; /* indexes into the choices */
     int64_t hw_budget, batch, plan_budget, sh_rounds, map_budget, threads, seed;
-    bool scalar_set, db_set;
+    bool scalar_set, db_set, weights_set;
+    int weights; /* --weights: cli_weights_mode */
     bool no_db;
     bool json;
     cli_model_args load;
@@ -44,7 +45,7 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 static const char *const old_hw_budget[] = {"budget", NULL};
 static const char *const old_plan_budget[] = {"sw-budget", NULL};
 
-enum { SEARCH_MAX_OPTIONS = 24 };
+enum { SEARCH_MAX_OPTIONS = 26 };
 
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
@@ -80,6 +81,12 @@ static cli_command search_command(cli_option *options, search_cli *c)
                            "successive-halving rounds of casco (default 3)");
     options[n++] = cli_int("map-budget", "N", &c->map_budget, 1, INT64_C(1) << 40,
                            "mappings per distinct tile problem (default 128)");
+    options[n] = cli_weights_option(&c->weights, &c->weights_set);
+    options[n++].help = "resident: the weights stay on chip across inferences\n"
+                        "(a design that cannot hold them is infeasible);\n"
+                        "streamed: every inference reads them from DRAM\n"
+                        "(default: per design, resident when they fit its outermost\n"
+                        "on-chip level)";
     options[n++] = cli_string("objectives", "LIST", &c->objectives,
                               "up to 4 of latency, energy, area, edp, perf_per_tdp\n"
                               "(default latency,energy,area)");
@@ -178,6 +185,7 @@ static int parse_search_options(cli_command *cmd, int argc, char **argv, search_
     o->sw_budget = c->plan_budget;
     o->sh_rounds = (int)c->sh_rounds;
     o->map_budget = c->map_budget;
+    o->weights = cli_weights_mode(c->weights, c->weights_set);
     o->threads = (int)c->threads;
     o->seed = (uint64_t)c->seed;
     if (c->no_db)
@@ -261,9 +269,10 @@ static void print_workload(const se_workload_result *w)
         printf("infeasible: %s\n", w->outcome.reason);
         return;
     }
-    printf("latency %.4f ms, energy %.4f mJ, EDP %.4e J*s, %d fusion groups\n",
+    printf("latency %.4f ms, energy %.4f mJ, EDP %.4e J*s, %d fusion groups, weights %s\n",
            w->outcome.metrics.latency_s * 1e3, w->outcome.metrics.energy_pJ * 1e-9,
-           w->outcome.metrics.edp_Js, w->cost.n_groups);
+           w->outcome.metrics.edp_Js, w->cost.n_groups,
+           w->cost.weights.resident ? "resident" : "streamed");
     printf("  %5s %12s %12s %12s  %s\n", "group", "cycles", "energy uJ", "DRAM KiB", "layers");
     for (int32_t gid = 0; gid < w->cost.n_groups; gid++) {
         const fu_group_cost *gc = &w->cost.groups[gid];
@@ -368,6 +377,7 @@ static void json_workload(cli_json *j, const se_workload_result *w)
         cli_json_end_object(j);
         return;
     }
+    cli_json_string_field(j, "weights", w->cost.weights.resident ? "resident" : "streamed");
     cli_json_key(j, "groups");
     cli_json_begin_array(j);
     for (int32_t gid = 0; gid < w->cost.n_groups; gid++) {
@@ -397,6 +407,7 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
     cli_json_string_field(&j, "space", s->name);
     cli_json_string_field(&j, "algo", se_algo_name(c->run.algo));
     cli_json_int_field(&j, "seed", (int64_t)c->run.seed);
+    cli_json_string_field(&j, "weights", map_weights_name(c->run.weights));
     cli_json_int_field(&j, "run_id", r->run_id);
     cli_json_bool_field(&j, "interrupted", r->interrupted);
     cli_json_double_field(&j, "seconds", r->seconds);

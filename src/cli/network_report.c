@@ -1,7 +1,9 @@
 /*
  * network_report.c -- how map and fuse show the cost of a whole network
- * on an architecture: the same JSON header, totals and energy split, and
- * the same warning about the precision conversion, written once.
+ * on an architecture: the same JSON header, totals and energy split, the
+ * same warning about the precision conversion, and the same --weights
+ * option and line saying where the weights live (search too), written
+ * once.
  */
 #include "cli.h"
 
@@ -48,4 +50,52 @@ void cli_warn_narrowing(const map_network_result *r)
                 "narrowed to the words there, %d bits in DRAM (--precision sets the tensors')\n",
                 (int)r->n_narrowed_layers, r->narrowed_tensor_bits, r->narrowed_word_bits,
                 r->narrowed_tensor_bits);
+}
+
+/* --weights's spellings, in cli_weights_mode's order. */
+static const char *const weights_names[] = {"resident", "streamed", NULL};
+
+cli_option cli_weights_option(int *choice, bool *given)
+{
+    cli_option o = cli_enum("weights", choice, weights_names,
+                            "resident: the weights stay on chip across inferences;\n"
+                            "streamed: every inference reads them from DRAM\n"
+                            "(default: resident when they fit the outermost on-chip level)");
+    o.given = given;
+    return o;
+}
+
+map_weights cli_weights_mode(int choice, bool given)
+{
+    if (!given)
+        return MAP_WEIGHTS_AUTO;
+    return choice == 0 ? MAP_WEIGHTS_RESIDENT : MAP_WEIGHTS_STREAMED;
+}
+
+/* The level's name, or "-" when the design has no on-chip level. */
+static const char *weights_level_name(const arch_spec *a, const map_residency *r)
+{
+    return r->level >= 0 ? a->level[r->level].name : "-";
+}
+
+void cli_print_weights(const arch_spec *a, const map_residency *r, int label_width)
+{
+    const char *mode = r->resident ? "resident" : "streamed";
+    if (r->level < 0)
+        printf("%-*s %s (no on-chip level)\n", label_width, "weights", mode);
+    else
+        printf("%-*s %s: %lld bytes of weights, %s holds %lld bytes\n", label_width, "weights",
+               mode, (long long)r->bytes, weights_level_name(a, r), (long long)r->capacity_bytes);
+}
+
+void cli_json_weights(cli_json *j, const arch_spec *a, const map_residency *r)
+{
+    cli_json_key(j, "weights");
+    cli_json_begin_object(j);
+    cli_json_string_field(j, "mode", r->resident ? "resident" : "streamed");
+    cli_json_string_field(j, "level", weights_level_name(a, r));
+    cli_json_int_field(j, "words", r->words);
+    cli_json_int_field(j, "bytes", r->bytes);
+    cli_json_int_field(j, "capacity_bytes", r->capacity_bytes);
+    cli_json_end_object(j);
 }

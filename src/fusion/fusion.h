@@ -92,6 +92,7 @@ typedef struct fu_plan_cost {
     int64_t macs, recomputed_macs;
     int32_t n_groups;
     fu_group_cost *groups; /* by canonical group index; malloc'd, fu_plan_cost_free */
+    map_residency weights; /* where the weights lived: resident or streamed (mapping.h) */
 } fu_plan_cost;
 
 void fu_plan_cost_free(fu_plan_cost *c);
@@ -111,6 +112,9 @@ typedef struct fu_cost_options {
     /* The caller has passed the architecture through arch_validate (a
      * co-design candidate, checked when decoded): not checked again. */
     bool arch_validated;
+    /* Weights resident on chip across inferences or streamed from DRAM
+     * (mapping.h); default AUTO: resident when they fit. */
+    map_weights weights;
 } fu_cost_options;
 
 void fu_cost_options_default(fu_cost_options *o);

@@ -115,6 +115,7 @@ struct fu_evaluator {
     fu_cost_options o;
     int onchip;               /* level holding fused data, -1: none */
     int dram;                 /* the DRAM backing level, -1: none */
+    map_residency weights;    /* where the weights live (mapping.h); a is the mapper's view */
     int64_t budget;           /* mappings per problem */
     map_layer_key design_key; /* its design half, for the mapping cache */
     map_cache *mappings;      /* o.shared_mappings, or the evaluator's own */

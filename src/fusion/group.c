@@ -55,16 +55,6 @@ static bool group_has_members(const void *item, const void *key, const void *con
 
 /* ------------------------------------------------------------ evaluator */
 
-/* The default on-chip level: the outermost level that stores data and is
- * not DRAM; -1 when there is none. */
-static int outermost_onchip(const arch_spec *a)
-{
-    for (int l = a->n_levels - 1; l >= 0; l--)
-        if (a->level[l].cls != ARCH_CLASS_DRAM && a->level[l].cls != ARCH_CLASS_DUMMY)
-            return l;
-    return -1;
-}
-
 as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec *a,
                          const fu_cost_options *o, as_status *st)
 {
@@ -80,7 +70,7 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
     as_code code = o->arch_validated ? AS_OK : arch_validate(a, st);
     if (code != AS_OK)
         return code;
-    int onchip = o->onchip_level >= 0 ? o->onchip_level : outermost_onchip(a);
+    int onchip = o->onchip_level >= 0 ? o->onchip_level : map_outermost_onchip_level(a);
     if (o->onchip_level >= a->n_levels ||
         (o->onchip_level >= 0 &&
          (a->level[onchip].cls == ARCH_CLASS_DRAM || a->level[onchip].cls == ARCH_CLASS_DUMMY)))
@@ -88,6 +78,10 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
                        "%s: onchip_level %d is not an on-chip storage level (0..%d, not DRAM, "
                        "not a fanout-only level)",
                        a->name, o->onchip_level, a->n_levels - 1);
+    map_residency weights;
+    code = map_residency_decide(g, a, o->weights, &weights, st);
+    if (code != AS_OK)
+        return code;
     fu_evaluator *e = calloc(1, sizeof *e);
     if (!e)
         return as_fail(st, AS_ENOMEM, "out of memory for a fusion evaluator");
@@ -102,12 +96,17 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
         }
     }
     e->g = g;
-    e->a = *a;
+    /* Groups are mapped and costed on the architecture the mapper sees
+     * under the residency, as network.c's layers are (resident.c): with
+     * resident weights, the resident level less the weights -- which is
+     * also the room tiling.c's footprints must fit. */
+    e->weights = weights;
+    map_residency_arch(a, &weights, &e->a);
     e->o = *o;
     e->onchip = onchip;
     e->dram = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM ? a->n_levels - 1 : -1;
     e->budget = map_effective_budget(&o->search, o->budget_per_problem);
-    map_layer_key_design(a, &o->search, e->budget, &e->design_key);
+    map_layer_key_design(&e->a, &o->search, e->budget, &e->design_key);
     omp_init_lock(&e->lock);
     e->lock_ready = true;
     *out = e;
@@ -214,11 +213,11 @@ static as_code singleton_cost(fu_evaluator *e, int32_t o, fu_group_cost *c, as_s
                      e->a.name, (long long)m->evaluated);
             return AS_OK;
         }
-        map_cost_compute_layer(g, &e->a, m, &r);
+        map_cost_compute_layer(g, &e->a, &e->weights, m, &r);
         c->onchip_bytes = fu_bytes_of_words((double)level_tile_words(&m->eval, e->onchip),
                                             e->onchip >= 0 ? e->a.level[e->onchip].word_bits : 8);
     } else {
-        map_cost_vector_layer(g, &e->a, &r);
+        map_cost_vector_layer(g, &e->a, &e->weights, &r);
     }
     map_finish_layer(&e->a, &r);
     c->valid = true;
@@ -378,6 +377,7 @@ as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, a
 {
     const wl_graph *g = e->g;
     memset(out, 0, sizeof *out);
+    out->weights = e->weights;
     if (!fu_plan_valid(g, p, out->reason, sizeof out->reason))
         return AS_OK;
     out->groups = calloc((size_t)(p->n_groups > 0 ? p->n_groups : 1), sizeof *out->groups);

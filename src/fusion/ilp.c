@@ -493,6 +493,7 @@ static as_code map_layers(const wl_graph *g, const arch_spec *a, const fu_cost_o
     no.search = o->search;
     no.budget_per_problem = o->budget_per_problem;
     no.cache = o->shared_mappings;
+    no.weights = MAP_WEIGHTS_STREAMED; /* FAST pins weights itself (the items below) */
     as_code rc = map_network_evaluate(g, free_dram, &no, r, st);
     free(free_dram);
     return rc;

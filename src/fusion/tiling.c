@@ -28,6 +28,13 @@
  * are streamed: they leave the footprint and are read from DRAM once per
  * tile.  When it does not fit either way the tile is invalid.
  *
+ * Weights resident across inferences (the evaluator's residency,
+ * resident.c): the model's weights already occupy the on-chip level --
+ * the evaluator's architecture has that level's capacity less them -- so
+ * they leave the footprint, cross DRAM never, and are read once from the
+ * resident level (its read energy per vector access, its read bandwidth),
+ * as a group that holds them reads them once from DRAM otherwise.
+ *
  * DRAM (at each tensor's storage precision): external inputs as above,
  * outputs that leave the group once, weights once (resident) or once per
  * tile.  DRAM energy = bytes x 8 x pJ/bit.
@@ -77,6 +84,7 @@ typedef struct tiling {
     fu_halo_mode halo;
     bool weights_resident;
     bool fits;
+    int64_t resident_words; /* weight words read from the resident level (resident.c) */
     int64_t onchip_bytes;
     int64_t dram_bytes;
     int64_t weight_dram_bytes;
@@ -140,10 +148,16 @@ static void count_tiling(const fu_group *gr, tiling *tl)
     double capacity = L->size_words > 0 ? (double)L->size_words * (double)L->instances : INFINITY;
     double with = buffering * (double)(gr->weight_words + tile_words + halo);
     double without = buffering * (double)(tile_words + halo);
-    tl->weights_resident = with <= capacity;
     tl->fits = without <= capacity;
-    tl->onchip_bytes = fu_bytes_of_words(tl->weights_resident ? with : without, L->word_bits);
-    tl->weight_dram_bytes = gr->weight_bytes * (tl->weights_resident ? 1 : tl->n_tiles);
+    if (e->weights.resident) { /* resident across inferences: see the top */
+        tl->weights_resident = true;
+        tl->onchip_bytes = fu_bytes_of_words(without, L->word_bits);
+        tl->resident_words = gr->weight_words;
+    } else {
+        tl->weights_resident = with <= capacity;
+        tl->onchip_bytes = fu_bytes_of_words(tl->weights_resident ? with : without, L->word_bits);
+        tl->weight_dram_bytes = gr->weight_bytes * (tl->weights_resident ? 1 : tl->n_tiles);
+    }
     tl->dram_bytes = dram + tl->weight_dram_bytes;
 
     double work = 0;
@@ -256,14 +270,20 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
     c->dram_bytes = tl->dram_bytes;
     c->macs = useful;
     c->recomputed_macs = recomputed;
-    c->onchip_energy_pJ = onchip;
+    double resident_pJ;
+    int64_t resident_cycles;
+    map_resident_read(&e->a, &e->weights, tl->resident_words, &resident_pJ, &resident_cycles);
+    c->onchip_energy_pJ = onchip + resident_pJ;
     c->dram_energy_pJ = map_dram_pJ(&e->a, tl->dram_bytes);
     c->energy_pJ = c->onchip_energy_pJ + c->dram_energy_pJ;
     /* Double buffering: DRAM transfers of one tile overlap the compute of
-     * another, so the slower of the two sets the pace. */
+     * another, so the slower of the two sets the pace (resident weight
+     * reads overlap the same way). */
     int64_t compute_cycles = (int64_t)cycles;
     int64_t dram_cycles = map_dram_cycles(&e->a, tl->dram_bytes);
     c->cycles = compute_cycles > dram_cycles ? compute_cycles : dram_cycles;
+    if (resident_cycles > c->cycles)
+        c->cycles = resident_cycles;
     return AS_OK;
 }
 
@@ -327,9 +347,11 @@ static void explain_no_fit(const fu_evaluator *e, const tiling *cand, int n_cand
             smallest = cand[i].onchip_bytes;
     c->onchip_bytes = smallest;
     snprintf(
-        c->reason, sizeof c->reason, "footprint of %lld bytes at best does not fit %s (%lld bytes)",
-        (long long)smallest, L->name,
-        (long long)fu_bytes_of_words((double)L->size_words * (double)L->instances, L->word_bits));
+        c->reason, sizeof c->reason,
+        "footprint of %lld bytes at best does not fit %s (%lld bytes%s)", (long long)smallest,
+        L->name,
+        (long long)fu_bytes_of_words((double)L->size_words * (double)L->instances, L->word_bits),
+        e->weights.resident && e->weights.level == e->onchip ? " beside the resident weights" : "");
 }
 
 /* The fused cost of a group of two or more ops (see the top), over every

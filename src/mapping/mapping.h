@@ -250,6 +250,59 @@ typedef enum map_component {
 /* "mac", "onchip", "dram", "network_vector". */
 const char *map_component_name(map_component c);
 
+/* ------------------------------------------------------ resident weights */
+
+/*
+ * Weights resident across inferences (resident.c states the model): when
+ * a model's weights fit the outermost on-chip level, the steady-state cost
+ * of an inference does not read them from DRAM; they are read from that
+ * level instead, and they occupy it, so the mapper sees its capacity less
+ * the weights.  Network costing, fusion and the co-design search share it.
+ */
+typedef enum map_weights {
+    MAP_WEIGHTS_AUTO,     /* resident when they fit, streamed otherwise */
+    MAP_WEIGHTS_STREAMED, /* read from DRAM by every layer at every inference */
+    MAP_WEIGHTS_RESIDENT, /* held on chip; an error when they do not fit */
+} map_weights;
+
+/* "auto", "streamed", "resident". */
+const char *map_weights_name(map_weights w);
+
+/* Where a network's weights live, decided once per (model, design). */
+typedef struct map_residency {
+    bool resident;              /* the mode decided: resident (true) or streamed */
+    int level;                  /* the level that holds them, or would: -1 when none is on chip */
+    int64_t words;              /* footprint: one word of that level per weight element */
+    int64_t bytes;              /* the same in bytes (words x the level's word_bits / 8) */
+    int64_t capacity_words;     /* of that level, all instances (its weight share when split) */
+    int64_t capacity_bytes;     /* the same in bytes */
+    int64_t words_per_instance; /* what each instance gives up when resident */
+} map_residency;
+
+/* The outermost level that stores data and is not DRAM; -1 when none. */
+int map_outermost_onchip_level(const arch_spec *a);
+/* Decide where g's weights live on a for mode: AUTO resident when they
+ * fit, streamed otherwise; RESIDENT fails (AS_EINVAL, naming the model,
+ * the bytes needed and the capacity) when they do not fit. */
+as_code map_residency_decide(const wl_graph *g, const arch_spec *a, map_weights mode,
+                             map_residency *out, as_status *st);
+/* The architecture the mapper sees under r: a, with the resident level's
+ * capacity per instance reduced by the weights' share when r is resident
+ * (a copy of a otherwise).  Its bytes differ from a's, so mapper results
+ * for the two never share a cache key. */
+void map_residency_arch(const arch_spec *a, const map_residency *r, arch_spec *out);
+/* Energy (pJ) and cycles of reading `words` resident weight words from
+ * r's level: one read per vector access (block_size words), at the
+ * level's read bandwidth over all instances (0 cycles when unlimited). */
+void map_resident_read(const arch_spec *a, const map_residency *r, int64_t words, double *energy_pJ,
+                       int64_t *cycles);
+/* Whether tensor t of g is a resident weight under r (a weight read from
+ * the resident level rather than from DRAM). */
+bool map_tensor_is_resident(const wl_graph *g, const map_residency *r, int32_t t);
+/* Weight elements op o reads (each weight tensor once; a Gather from a
+ * table only the rows it gathers), as wl_op_stats counts their bytes. */
+int64_t map_op_weight_words(const wl_graph *g, int32_t o);
+
 /* Per layer (graph op) results of mapping a whole network, no fusion:
  * every layer reads its inputs and weights from DRAM and writes its
  * outputs back. */
@@ -290,6 +343,7 @@ typedef struct map_network_result {
      * the widest such tensor and the narrowest such word, in bits. */
     int32_t n_narrowed_layers;
     int narrowed_tensor_bits, narrowed_word_bits;
+    map_residency weights; /* where the weights lived (resident.c) */
 } map_network_result;
 
 /* ------------------------------------------------------------ layer cost */
@@ -388,9 +442,10 @@ const map_problem_outcome *map_cache_add(map_cache *c, const map_layer_key *k,
                                          const map_problem_outcome *outcome);
 
 /* Energies, cycles and DRAM traffic of compute layer r (r->op set,
- * r->problem its own problem on entry) from its search's outcome. */
-void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_problem_outcome *c,
-                            map_layer_result *r);
+ * r->problem its own problem on entry) from its search's outcome, with
+ * the weights where res says (NULL: streamed). */
+void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                            const map_problem_outcome *c, map_layer_result *r);
 /* Bytes compute layer `op` (its own problem `own`) moves across the DRAM
  * interface besides its mapping's traffic: the inputs the loop nest does
  * not model when the backing store is DRAM, else all its inputs, weights
@@ -403,8 +458,10 @@ int64_t map_outside_dram_bytes(const wl_graph *g, const arch_spec *a, int32_t op
  * cost fields zero on entry).  timeloop_io.c costs an emitted layer with it. */
 void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_problem *own,
                            int64_t outside_dram_bytes, map_layer_result *r);
-/* The vector-unit and DRAM model of non-compute layer r (r->op set). */
-void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_result *r);
+/* The vector-unit and DRAM model of non-compute layer r (r->op set),
+ * with the weights where res says (NULL: streamed). */
+void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                           map_layer_result *r);
 /* Per-layer energy total and utilisation from the components. */
 void map_finish_layer(const arch_spec *a, map_layer_result *l);
 
@@ -431,10 +488,12 @@ typedef struct map_network_options {
     /* Outcomes of earlier searches on this design, consulted before a
      * problem is searched and given what is searched; NULL: none. */
     map_cache *cache;
+    map_weights weights; /* resident or streamed weights (default AUTO: by capacity) */
 } map_network_options;
 
 /* Defaults: the search defaults, the search's own budget, all layers, no
- * stop flag, no progress callback. */
+ * stop flag, no progress callback, no cache, weights AUTO (resident when
+ * they fit). */
 void map_network_options_default(map_network_options *o);
 
 /* Map every compute op of g on a (identical problems once), cost every

@@ -44,6 +44,14 @@
  * transfers overlap compute (double buffering), and the byte-based DRAM
  * time replaces the mapping's word-based one.
  *
+ * Weights.  Resident across inferences or streamed (resident.c states the
+ * model; map_network_options.weights, by default resident when they fit
+ * the outermost on-chip level): the decision is made once for the
+ * network; with resident weights every layer is mapped and costed on the
+ * architecture less the weights' room, and the weight data spaces' and
+ * weight inputs' DRAM reads become reads of the resident level
+ * (mapped_dram_traffic, outside_traffic, map_cost_vector_layer).
+ *
  * Other layers: the vector unit.  work = element operations (vector_ops
  * states them per op type); the unit does vector_lanes() of them per
  * cycle; energy = work * the compute unit's MAC energy (an add, compare,
@@ -356,8 +364,11 @@ static int64_t max_i64(int64_t x, int64_t y)
 }
 
 /* Bytes of op's inputs that problem p does not model (a conv's bias,
- * Gemm's C), each tensor once: read once from DRAM. */
-static int64_t unmodelled_input_bytes(const wl_graph *g, const wl_op *op, const wl_problem *p)
+ * Gemm's C), each tensor once: read once from DRAM -- or, for a weight
+ * resident under res (NULL: streamed), its elements from the resident
+ * level, added to *resident_words. */
+static int64_t unmodelled_input_bytes(const wl_graph *g, const wl_op *op, const wl_problem *p,
+                                      const map_residency *res, int64_t *resident_words)
 {
     int64_t bytes = 0;
     for (int i = 0; i < op->n_inputs; i++) {
@@ -367,7 +378,11 @@ static int64_t unmodelled_input_bytes(const wl_graph *g, const wl_op *op, const 
             seen = p->ds[ds].tensor == t;
         for (int j = 0; j < i && !seen; j++)
             seen = op->inputs[j] == t;
-        if (!seen && wl_tensor_bytes(&g->tensors[t]) > 0)
+        if (seen || wl_tensor_bytes(&g->tensors[t]) <= 0)
+            continue;
+        if (map_tensor_is_resident(g, res, t))
+            *resident_words += wl_tensor_elements(&g->tensors[t]);
+        else
             bytes += wl_tensor_bytes(&g->tensors[t]);
     }
     return bytes;
@@ -387,9 +402,13 @@ double map_dram_pJ(const arch_spec *a, int64_t bytes)
 
 /* DRAM traffic and energy of a compute layer whose backing store is DRAM:
  * the words the mapping moves there per data space, at the tensor's
- * precision (see "Precision" at the top of the file). */
+ * precision (see "Precision" at the top of the file).  The words of a
+ * data space marked in resident_ds (NULL: none) are read from the
+ * resident level instead (resident.c): added to *resident_words, not to
+ * the DRAM bytes and energy. */
 static void mapped_dram_traffic(const arch_spec *a, const map_eval *e, const wl_problem *p,
-                                int64_t *bytes, double *energy_pJ)
+                                const bool *resident_ds, int64_t *bytes, double *energy_pJ,
+                                int64_t *resident_words)
 {
     int b = a->n_levels - 1;
     const map_level_stats *ls = &e->level[b];
@@ -401,23 +420,53 @@ static void mapped_dram_traffic(const arch_spec *a, const map_eval *e, const wl_
         int bits = p->ds[ds].bits > 0 ? p->ds[ds].bits : word_bits;
         int64_t instances = d->utilized_instances > 0 ? d->utilized_instances : 1;
         int64_t words = (d->reads + d->fills + d->updates) * instances;
+        if (resident_ds && resident_ds[ds]) {
+            *resident_words += words;
+            continue;
+        }
         *bytes += (words * bits + 7) / 8;
         *energy_pJ += d->energy_pJ * bits / word_bits;
     }
 }
 
+/* Bytes compute layer `op` moves across the DRAM interface besides its
+ * mapping's traffic (see map_outside_dram_bytes), and into
+ * *resident_words the weight words it reads from the resident level
+ * instead when res (NULL: streamed) keeps its weights there. */
+static int64_t outside_traffic(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                               int32_t op, const wl_problem *own, int64_t *resident_words)
+{
+    if (a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM)
+        return unmodelled_input_bytes(g, &g->ops[op], own, res, resident_words);
+    wl_op_stats s;
+    wl_op_stats_get(g, op, &s);
+    if (!res || !res->resident)
+        return unfused_dram_bytes(&s);
+    *resident_words += map_op_weight_words(g, op);
+    return unfused_dram_bytes(&s) - s.weight_bytes;
+}
+
 int64_t map_outside_dram_bytes(const wl_graph *g, const arch_spec *a, int32_t op,
                                const wl_problem *own)
 {
-    if (a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM)
-        return unmodelled_input_bytes(g, &g->ops[op], own);
-    wl_op_stats s;
-    wl_op_stats_get(g, op, &s);
-    return unfused_dram_bytes(&s);
+    int64_t none = 0;
+    return outside_traffic(g, a, NULL, op, own, &none);
 }
 
-void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_problem *own,
-                           int64_t outside_dram_bytes, map_layer_result *r)
+/* Where a compute layer's weights come from: the residency, and which of
+ * its data spaces read a resident tensor (all false when streamed). */
+typedef struct layer_weights {
+    const map_residency *res;
+    bool resident_ds[WL_NDATASPACES];
+    int64_t outside_words; /* resident words read outside the mapping (a bias) */
+} layer_weights;
+
+/* map_cost_mapped_layer with the layer's weights where w says (NULL:
+ * streamed): resident words are charged as reads of the resident level
+ * (resident.c), on-chip energy, their time a transfer overlapping compute. */
+static void cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_problem *own,
+                              int64_t outside_dram_bytes, const layer_weights *w,
+                              map_layer_result *r)
 {
     bool dram_backed = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM;
     int onchip_levels = dram_backed ? a->n_levels - 1 : a->n_levels;
@@ -432,18 +481,33 @@ void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_probl
             cycles = max_i64(cycles, e->level[l].cycles);
         }
     }
+    int64_t resident_words = w ? w->outside_words : 0;
     if (dram_backed)
-        mapped_dram_traffic(a, e, own, &r->dram_bytes, &energy[MAP_COMP_DRAM]);
+        mapped_dram_traffic(a, e, own, w ? w->resident_ds : NULL, &r->dram_bytes,
+                            &energy[MAP_COMP_DRAM], &resident_words);
     r->dram_bytes += outside_dram_bytes;
     energy[MAP_COMP_DRAM] += map_dram_pJ(a, outside_dram_bytes);
+    if (w && w->res && w->res->resident) {
+        double read_pJ;
+        int64_t read_cycles;
+        map_resident_read(a, w->res, resident_words, &read_pJ, &read_cycles);
+        energy[MAP_COMP_ONCHIP] += read_pJ;
+        cycles = max_i64(cycles, read_cycles);
+    }
     r->cycles = max_i64(cycles, map_dram_cycles(a, r->dram_bytes));
+}
+
+void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_problem *own,
+                           int64_t outside_dram_bytes, map_layer_result *r)
+{
+    cost_mapped_layer(a, e, own, outside_dram_bytes, NULL, r);
 }
 
 /* Energies, cycles and traffic of compute layer r from its class's search
  * (r->problem holds the layer's own problem on entry, the mapped one with
  * the layer's op and tensors on return). */
-void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_problem_outcome *c,
-                            map_layer_result *r)
+void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                            const map_problem_outcome *c, map_layer_result *r)
 {
     wl_problem own = r->problem;
     r->macs = wl_problem_macs(&own);
@@ -456,21 +520,35 @@ void map_cost_compute_layer(const wl_graph *g, const arch_spec *a, const map_pro
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         r->problem.ds[ds].tensor = own.ds[ds].tensor;
     r->padded_macs = c->eval.macs;
-    map_cost_mapped_layer(a, &c->eval, &own, map_outside_dram_bytes(g, a, r->op, &own), r);
+    layer_weights w = {.res = res};
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        w.resident_ds[ds] = map_tensor_is_resident(g, res, own.ds[ds].tensor);
+    int64_t outside = outside_traffic(g, a, res, r->op, &own, &w.outside_words);
+    cost_mapped_layer(a, &c->eval, &own, outside, &w, r);
 }
 
-/* The vector-unit and DRAM model of a non-compute layer (top of file). */
-void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_result *r)
+/* The vector-unit and DRAM model of a non-compute layer (top of file);
+ * resident weights (res, resident.c) are read from their level, not DRAM. */
+void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                           map_layer_result *r)
 {
     wl_op_stats s;
     wl_op_stats_get(g, r->op, &s);
     int64_t work = wl_op_vector_ops(g, &g->ops[r->op], &s);
+    bool resident = res && res->resident;
     r->mapped = true;
-    r->dram_bytes = unfused_dram_bytes(&s);
+    r->dram_bytes = unfused_dram_bytes(&s) - (resident ? s.weight_bytes : 0);
     r->energy_by_component_pJ[MAP_COMP_VECTOR] = (double)work * a->compute.mac_pJ;
     r->energy_by_component_pJ[MAP_COMP_DRAM] = map_dram_pJ(a, r->dram_bytes);
     r->cycles = max_i64((int64_t)ceil((double)work / map_vector_lanes(a)),
                         map_dram_cycles(a, r->dram_bytes));
+    if (resident) {
+        double read_pJ;
+        int64_t read_cycles;
+        map_resident_read(a, res, map_op_weight_words(g, r->op), &read_pJ, &read_cycles);
+        r->energy_by_component_pJ[MAP_COMP_ONCHIP] += read_pJ;
+        r->cycles = max_i64(r->cycles, read_cycles);
+    }
 }
 
 /* ------------------------------------------------------------- layers */
@@ -594,11 +672,22 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
         return as_fail(st, AS_EINVAL, "%s: graph not inferred (call wl_graph_infer first)",
                        g->source);
     as_code code = arch_validate(a, st);
+    if (code == AS_OK)
+        code = map_residency_decide(g, a, o->weights, &out->weights, st);
     if (code != AS_OK)
         return code;
-    network_job job = {
-        .g = g, .a = a, .o = o, .budget = map_effective_budget(&o->search, o->budget_per_problem)};
-    map_layer_key_design(a, &o->search, job.budget, &job.design_key);
+    /* Every layer is mapped and costed on the architecture the mapper sees
+     * under the residency (resident.c): the resident level less the
+     * weights. */
+    arch_spec *seen = malloc(sizeof *seen);
+    if (!seen)
+        return as_fail(st, AS_ENOMEM, "out of memory for an architecture");
+    map_residency_arch(a, &out->weights, seen);
+    network_job job = {.g = g,
+                       .a = seen,
+                       .o = o,
+                       .budget = map_effective_budget(&o->search, o->budget_per_problem)};
+    map_layer_key_design(seen, &o->search, job.budget, &job.design_key);
     code = collect_layers(g, o->only_layer, &t, out, st);
     if (code == AS_OK) {
         map_classes(&job, &t);
@@ -609,6 +698,7 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
     if (code != AS_OK) {
         class_table_free(&t);
         map_network_free(out);
+        free(seen);
         return code;
     }
     for (int32_t i = 0; i < t.n; i++)
@@ -616,13 +706,14 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
     for (int32_t i = 0; i < out->n_layers; i++) {
         map_layer_result *l = &out->layers[i];
         if (l->problem_class >= 0)
-            map_cost_compute_layer(g, a, &t.cls[l->problem_class].out, l);
+            map_cost_compute_layer(g, seen, &out->weights, &t.cls[l->problem_class].out, l);
         else
-            map_cost_vector_layer(g, a, l);
-        map_finish_layer(a, l);
+            map_cost_vector_layer(g, seen, &out->weights, l);
+        map_finish_layer(seen, l);
     }
-    sum_layers(a, out);
+    sum_layers(seen, out);
     class_table_free(&t);
+    free(seen);
     return AS_OK;
 }
 

@@ -159,6 +159,7 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
     cost.search.seed = 1;
     cost.budget_per_problem = o->map_budget;
     cost.shared_mappings = o->shared;
+    cost.weights = o->weights;
     /* se_space_decode validated the design; take_offchip_capacity then only
      * made DRAM unbounded, which arch_validate accepts. */
     cost.arch_validated = true;
@@ -172,6 +173,20 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
     so.seed = candidate_seed(o, &c->point);
     so.threads = 1;
     return fu_search_init(&c->search[k], c->evaluator[k], &so, st);
+}
+
+/* Weights asked to stay resident that workload k's design cannot hold
+ * make the candidate infeasible, with the reason (mapping.h's residency;
+ * by default they are resident only where they fit). */
+static void check_weights_fit(se_candidate_eval *c, int k, map_weights weights)
+{
+    map_residency r;
+    as_status why;
+    as_status_clear(&why);
+    if (map_residency_decide(c->graph[k], &c->arch, weights, &r, &why) == AS_OK)
+        return;
+    c->outcome.feasible = false;
+    snprintf(c->outcome.reason, sizeof c->outcome.reason, "%.250s", why.message);
 }
 
 as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
@@ -202,6 +217,8 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
                 c->graph[k]->name, footprint / BYTES_PER_MiB, capacity / BYTES_PER_MiB);
         }
     }
+    for (int k = 0; c->outcome.feasible && k < n_workloads; k++)
+        check_weights_fit(c, k, o->weights);
     for (int k = 0; c->outcome.feasible && k < n_workloads; k++) {
         as_code code = start_search(c, k, o, st);
         if (code != AS_OK)
@@ -359,6 +376,8 @@ static json_t *workload_json(const se_candidate_eval *c, int k)
               as_json_put(w, "energy_pJ", as_json_number(m.energy_pJ)) &&
               as_json_put(w, "cycles", json_integer(cost->cycles)) &&
               as_json_put(w, "dram_bytes", json_integer(cost->dram_bytes)) &&
+              as_json_put(w, "weights",
+                          as_json_string(cost->weights.resident ? "resident" : "streamed")) &&
               as_json_put(w, "groups", json_incref(groups));
     for (int32_t gid = 0; ok && gid < plan->n_groups; gid++) {
         json_t *ops = json_array();

@@ -346,6 +346,7 @@ typedef struct se_run_options {
     int64_t sw_budget;       /* fusion plans per candidate at full fidelity */
     int sh_rounds;           /* CASCO: successive-halving rounds (budgets double) */
     int64_t map_budget;      /* mappings per distinct tile problem */
+    map_weights weights;     /* per candidate: AUTO (by its capacity), resident or streamed */
     const char *db_path;     /* NULL: no store */
     bool resume;             /* continue the matching unfinished run in db_path */
     volatile int *stop_flag; /* set (SIGINT) to stop after the candidates in flight */
