@@ -152,25 +152,31 @@ static int significand_bits(int bits, arch_number number)
 }
 
 /*
- * One multiply-accumulate at 45 nm from table t: a multiplier of the
- * operand width plus an adder of the accumulator's width.  Model
- * assumption: integers accumulate in max(32, 2 x bits) bits (the full
- * product, as int8 designs accumulate in int32); floats of 32 bits or
- * fewer accumulate in fp32 (mixed precision, as TPUs do), fp64 in fp64.
- * Negative for a format the tables do not cover.
+ * A multiply-accumulate is a multiplier of the operand width plus an
+ * adder of the accumulator's width.  Model assumption: integers
+ * accumulate in max(32, 2 x bits) bits (the full product, as int8 designs
+ * accumulate in int32); floats of 32 bits or fewer accumulate in fp32
+ * (mixed precision, as TPUs do), fp64 in fp64.
  */
+int arch_accumulator_bits(int bits, arch_number number)
+{
+    if (number == ARCH_NUMBER_INT)
+        return bits * 2 > 32 ? bits * 2 : 32;
+    return bits > 32 ? bits : 32;
+}
+
+/* One MAC of the format from table t (see above); negative when the tables
+ * do not cover it. */
 static double mac_cost(int bits, arch_number number, const arith_table *t)
 {
     if (bits < 1 || bits > 64)
         return -1;
-    if (number == ARCH_NUMBER_INT) {
-        int acc_bits = bits * 2 > 32 ? bits * 2 : 32;
+    int acc_bits = arch_accumulator_bits(bits, number);
+    if (number == ARCH_NUMBER_INT)
         return curve_at(&t->int_mult, bits) + curve_at(&t->int_add, acc_bits);
-    }
     int significand = significand_bits(bits, number);
     if (significand == 0)
         return -1;
-    int acc_bits = bits > 32 ? bits : 32;
     return curve_at(&t->fp_mult_by_significand, significand) + curve_at(&t->fp_add, acc_bits);
 }
 
@@ -404,7 +410,32 @@ static void fill_hop(arch_spec *a, int i)
     fill_zero(&l->hop_pJ, l->word_bits * pitch_mm * arch_wire_pJ_per_bit_mm(a->technology_nm));
 }
 
-/* Compute units: energy of one MAC, area of one instance (all its MACs). */
+/*
+ * The PEs of a systolic array: a PE holds each operand in a register of
+ * one word (mac_bits; partial sums at the accumulator's width) and passes
+ * words to its neighbour one PE pitch away.  A register access costs what
+ * the register-file table gives for a one-word file of that width; a hop
+ * crosses the side of the PE's square footprint, taken as one MAC's area
+ * (the array's area over its MACs), at the wire energy per bit and mm.
+ */
+static void fill_pe(arch_spec *a)
+{
+    arch_compute *c = &a->compute;
+    int64_t macs = macs_per_instance(c);
+    if (c->kind != ARCH_COMPUTE_SYSTOLIC || macs < 1 || c->mac_bits < 1)
+        return;
+    int node = a->technology_nm;
+    int acc_bits = arch_accumulator_bits(c->mac_bits, c->mac_number);
+    double pitch_mm = sqrt(c->area_um2 / (double)macs) / 1000.0;
+    double wire_pJ_per_bit = pitch_mm * arch_wire_pJ_per_bit_mm(node);
+    fill_zero(&c->pe_reg_pJ, arch_regfile_access_pJ((c->mac_bits + 7) / 8, c->mac_bits, node));
+    fill_zero(&c->pe_acc_reg_pJ, arch_regfile_access_pJ((acc_bits + 7) / 8, acc_bits, node));
+    fill_zero(&c->pe_hop_pJ, c->mac_bits * wire_pJ_per_bit);
+    fill_zero(&c->pe_acc_hop_pJ, acc_bits * wire_pJ_per_bit);
+}
+
+/* Compute units: energy of one MAC, area of one instance (all its MACs),
+ * and the PEs' registers and links when they form a systolic array. */
 static void fill_compute(arch_spec *a)
 {
     arch_compute *c = &a->compute;
@@ -414,6 +445,7 @@ static void fill_compute(arch_spec *a)
         fill_zero(&c->mac_pJ, mac_pJ);
     if (mac_um2 > 0)
         fill_zero(&c->area_um2, mac_um2 * (double)macs_per_instance(c));
+    fill_pe(a);
 }
 
 void arch_apply_tables(arch_spec *a)
