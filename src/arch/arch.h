@@ -200,10 +200,19 @@ double arch_area_mm2(const arch_spec *a);
  * states the assumption): what partial sums are stored and moved in. */
 int arch_accumulator_bits(int bits, arch_number number);
 /* Peak power (TDP), W: the cost model's energies at the largest rate it can
- * charge them (energy.c): every MAC busy, the data movement inside the
- * compute units at full rate, every level at its bandwidths, DRAM at its
- * bandwidth, plus leakage. */
+ * charge them (energy.c states why each rate bounds it): every MAC busy,
+ * the data movement inside systolic arrays at full rate, every level at
+ * its bandwidths, DRAM at its bandwidth, plus leakage. */
 double arch_peak_power_W(const arch_spec *a);
+/* The same, by part (total_W is arch_peak_power_W). */
+typedef struct arch_power {
+    double mac_W;    /* every MAC busy */
+    double array_W;  /* registers and hops inside systolic arrays */
+    double onchip_W; /* on-chip levels at their bandwidths, leakage included */
+    double dram_W;   /* DRAM levels at their bandwidths */
+    double total_W;
+} arch_power;
+void arch_peak_power_parts(const arch_spec *a, arch_power *out);
 
 /* ------------------------------------------------------------ builders */
 
