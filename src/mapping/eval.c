@@ -11,7 +11,10 @@
  *    set of a loop is a translate of one box;
  *  - no link transfers between neighbouring children, no distributed
  *    multicast, no network energy (the wire energy of the reference
- *    designs is zero), no adder or address-generation energy;
+ *    designs is zero), no adder or address-generation energy -- except
+ *    inside systolic arrays, which Timeloop does not model: there the
+ *    level above sees only the words crossing the array's edge, and the
+ *    registers and hops inside are the network below level 0 (array.c);
  *  - every level supports in-place reduction of partial sums;
  *  - leakage is charged per utilized instance over the final cycle count.
  */
