@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -293,12 +294,235 @@ static void test_bad_arguments(void **state)
     assert_int_equal(g.repeats, 256);
 }
 
+/* ------------------------------------------- data movement (section 9) */
+
+#define SRAM_PATH AS_TEST_DATA_DIR "/scalesim/sram.txt"
+
+/* SCALE-Sim's SRAM counters of run `id` (sram.txt): IFMAP reads, FILTER
+ * reads, OFMAP writes; fails the test when the run is missing. */
+static void scalesim_sram(const char *id, int64_t counts[3])
+{
+    FILE *f = fopen(SRAM_PATH, "r");
+    assert_non_null(f);
+    char line[256], name[64];
+    long long v[3];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = line[0] != '#' &&
+                sscanf(line, "%63s %lld %lld %lld", name, &v[0], &v[1], &v[2]) == 4 &&
+                !strcmp(name, id);
+    fclose(f);
+    if (!found)
+        fail_msg("%s: not in %s", id, SRAM_PATH);
+    for (int i = 0; i < 3; i++)
+        counts[i] = v[i];
+}
+
+/* The edge words SCALE-Sim counts for run r, with its OS artifact removed:
+ * SCALE-Sim adds rows + cols OFMAP writes per fold in OS (FORMULAS.md
+ * section 6), words no PE ever produces; we do not reproduce them. */
+static void expected_edge_words(const run *r, const map_systolic_gemm *g, int64_t edge[3])
+{
+    int64_t counts[3];
+    scalesim_sram(r->id, counts);
+    edge[WL_DS_INPUTS] = counts[0];
+    edge[WL_DS_WEIGHTS] = counts[1];
+    edge[WL_DS_OUTPUTS] = counts[2];
+    if (parse_dataflow(r->dataflow) == ARCH_DATAFLOW_OS) {
+        int64_t folds = ((g->m + r->rows - 1) / r->rows) * ((g->n + r->cols - 1) / r->cols);
+        edge[WL_DS_OUTPUTS] -= g->repeats * folds * (r->rows + r->cols);
+    }
+}
+
+/* Every SCALE-Sim run: the words crossing the array's edge are SCALE-Sim's
+ * IFMAP and FILTER SRAM reads and OFMAP SRAM writes (less the OS artifact),
+ * summed over a depthwise layer's sub-layers. */
+static void test_edge_words_match_scalesim(void **state)
+{
+    (void)state;
+    FILE *f = fopen(RUNS_PATH, "r");
+    assert_non_null(f);
+    char line[512];
+    int n_runs = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        run r;
+        parse_run(line, &r);
+        map_systolic_gemm g;
+        map_systolic_traffic t;
+        assert_true(map_systolic_layer_gemm(&r.layer, &g));
+        assert_true(
+            map_systolic_traffic_of(g.m, g.n, g.k, r.rows, r.cols, parse_dataflow(r.dataflow), &t));
+        int64_t expect[3];
+        expected_edge_words(&r, &g, expect);
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            if (t.edge_words[ds] * g.repeats != expect[ds])
+                fail_msg("%s: data space %d: %lld edge words, SCALE-Sim %lld", r.id, ds,
+                         (long long)(t.edge_words[ds] * g.repeats), (long long)expect[ds]);
+        n_runs++;
+    }
+    fclose(f);
+    assert_int_equal(n_runs, 21);
+}
+
+/* One array under an unbounded DRAM holding everything, every loop
+ * temporal (as test_evaluate_matches_scalesim builds it), with hand-set
+ * PE energies. */
+static void one_array_design(const run *r, const wl_problem *p, arch_spec *a, map_mapping *m)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->name, sizeof a->name, "array%dx%d", r->rows, r->cols);
+    a->technology_nm = 45;
+    a->cycle_seconds = 1e-9;
+    a->n_levels = 1;
+    arch_level *dram = &a->level[0];
+    snprintf(dram->name, sizeof dram->name, "DRAM");
+    dram->cls = ARCH_CLASS_DRAM;
+    dram->word_bits = 8;
+    dram->block_size = dram->cluster_size = 1;
+    dram->instances = dram->mesh_x = dram->mesh_y = 1;
+    dram->multiple_buffering = 1;
+    a->compute.kind = ARCH_COMPUTE_SYSTOLIC;
+    a->compute.instances = a->compute.mesh_x = a->compute.mesh_y = 1;
+    a->compute.rows = r->rows;
+    a->compute.cols = r->cols;
+    a->compute.dataflow = parse_dataflow(r->dataflow);
+    a->compute.mac_bits = 8;
+    a->compute.pe_reg_pJ = 1;
+    a->compute.pe_acc_reg_pJ = 2;
+    a->compute.pe_hop_pJ = 10;
+    a->compute.pe_acc_hop_pJ = 20;
+    memset(m, 0, sizeof *m);
+    m->n_levels = 1;
+    for (int d = 0; d < WL_NDIMS; d++) {
+        m->level[0].temporal[d] = p->bound[d];
+        m->level[0].temporal_order[d] = (uint8_t)d;
+        m->level[0].spatial[d] = 1;
+        m->level[0].spatial_order[d] = (uint8_t)d;
+    }
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        m->level[0].keep[ds] = true;
+}
+
+/*
+ * map_evaluate charges the level above the array with the edge words, not
+ * with one access per MAC: on every SCALE-Sim run, the DRAM's reads of
+ * Weights and Inputs and its updates of Outputs are SCALE-Sim's counts
+ * (less the OS artifact); partial sums drained more than once are read
+ * back to be accumulated (reads = updates - outputs).  The movement
+ * inside is charged at the PE energies, as the network below level 0, and
+ * is in the total.
+ */
+static void test_evaluate_charges_edge_words(void **state)
+{
+    (void)state;
+    FILE *f = fopen(RUNS_PATH, "r");
+    assert_non_null(f);
+    char line[512];
+    int n_runs = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        run r;
+        parse_run(line, &r);
+        wl_problem p;
+        layer_problem(&r, &p);
+        arch_spec a;
+        map_mapping m;
+        one_array_design(&r, &p, &a, &m);
+        map_eval e;
+        map_evaluate(&a, &p, &m, &e);
+        if (e.validity != MAP_VALID)
+            fail_msg("%s: %s", r.id, e.reason);
+        map_systolic_gemm g;
+        assert_true(map_systolic_layer_gemm(&r.layer, &g));
+        int64_t expect[3];
+        expected_edge_words(&r, &g, expect);
+        const map_ds_stats *ds = e.level[0].ds;
+        assert_int_equal(ds[WL_DS_WEIGHTS].reads, expect[WL_DS_WEIGHTS]);
+        assert_int_equal(ds[WL_DS_INPUTS].reads, expect[WL_DS_INPUTS]);
+        assert_int_equal(ds[WL_DS_OUTPUTS].updates, expect[WL_DS_OUTPUTS]);
+        assert_int_equal(ds[WL_DS_OUTPUTS].reads, expect[WL_DS_OUTPUTS] - g.m * g.n * g.repeats);
+
+        map_systolic_traffic t;
+        assert_true(
+            map_systolic_traffic_of(g.m, g.n, g.k, r.rows, r.cols, parse_dataflow(r.dataflow), &t));
+        double reg_pJ = 0, hop_pJ = 0, net_pJ = 0;
+        for (int d = 0; d < WL_NDATASPACES; d++) {
+            bool psum = d == WL_DS_OUTPUTS;
+            reg_pJ += (double)(t.reg_reads[d] + t.reg_writes[d]) * (psum ? 2 : 1);
+            hop_pJ += (double)t.hops[d] * (psum ? 20 : 10);
+            net_pJ += e.level[0].net[d].energy_pJ;
+        }
+        assert_true(fabs(e.array_register_pJ - reg_pJ * (double)g.repeats) <= 1e-9 * reg_pJ);
+        assert_true(fabs(e.array_hop_pJ - hop_pJ * (double)g.repeats) <= 1e-9 * hop_pJ);
+        assert_true(fabs(net_pJ - e.array_register_pJ - e.array_hop_pJ) <= 1e-9 * net_pJ);
+        assert_true(fabs(e.energy_pJ - e.mac_energy_pJ - e.level[0].energy_pJ - net_pJ) <=
+                    1e-9 * e.energy_pJ);
+        n_runs++;
+    }
+    fclose(f);
+    assert_int_equal(n_runs, 21);
+}
+
+/*
+ * The movement inside, by hand, on 8 rows x 16 cols for GEMM M = 100,
+ * N = 70, K = 30 (MACs 210,000):
+ *   WS: Sr = K = 30 in row folds of 8, 8, 8, 6; Sc = N = 70, 5 column
+ *       folds; T = M = 100.  Edge: Inputs 5 * 30 * 100 = 15,000; Outputs
+ *       4 * 70 * 100 = 28,000; Weights 30 * 70 = 2,100.  Weights are
+ *       shifted down to their row: 70 * (3 * 8*9/2 + 6*7/2) = 9,030 hops.
+ *   OS: Sr = M = 100 in 12 folds of 8 and one of 4; Sc = N = 70; T = K.
+ *       Outputs drain 70 * (12 * 36 + 10) = 30,940 hops, and the
+ *       accumulator is written once per MAC: 240,940 register writes.
+ */
+static void test_traffic_by_hand(void **state)
+{
+    (void)state;
+    map_systolic_traffic t;
+    assert_true(map_systolic_traffic_of(100, 70, 30, 8, 16, ARCH_DATAFLOW_WS, &t));
+    assert_int_equal(t.edge_words[WL_DS_INPUTS], 15000);
+    assert_int_equal(t.edge_words[WL_DS_OUTPUTS], 28000);
+    assert_int_equal(t.edge_words[WL_DS_WEIGHTS], 2100);
+    assert_int_equal(t.hops[WL_DS_WEIGHTS], 9030);
+    assert_int_equal(t.hops[WL_DS_INPUTS], 210000);
+    assert_int_equal(t.hops[WL_DS_OUTPUTS], 210000);
+    assert_int_equal(t.reg_writes[WL_DS_WEIGHTS], 9030);
+    assert_int_equal(t.reg_writes[WL_DS_OUTPUTS], 210000);
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        assert_int_equal(t.reg_reads[ds], 210000);
+
+    assert_true(map_systolic_traffic_of(100, 70, 30, 8, 16, ARCH_DATAFLOW_OS, &t));
+    assert_int_equal(t.edge_words[WL_DS_INPUTS], 5 * 100 * 30);
+    assert_int_equal(t.edge_words[WL_DS_WEIGHTS], 13 * 70 * 30);
+    assert_int_equal(t.edge_words[WL_DS_OUTPUTS], 100 * 70);
+    assert_int_equal(t.hops[WL_DS_OUTPUTS], 30940);
+    assert_int_equal(t.reg_writes[WL_DS_OUTPUTS], 240940);
+
+    /* IS: Inputs held (K x M = 30 x 100 loaded once), Weights along rows
+     * (ceil(100/16) = 7 column folds), Outputs drained once per row fold. */
+    assert_true(map_systolic_traffic_of(100, 70, 30, 8, 16, ARCH_DATAFLOW_IS, &t));
+    assert_int_equal(t.edge_words[WL_DS_INPUTS], 3000);
+    assert_int_equal(t.edge_words[WL_DS_WEIGHTS], 7 * 30 * 70);
+    assert_int_equal(t.edge_words[WL_DS_OUTPUTS], 4 * 100 * 70);
+
+    assert_false(map_systolic_traffic_of(0, 1, 1, 8, 8, ARCH_DATAFLOW_WS, &t));
+    assert_false(map_systolic_traffic_of(1, 1, 1, 8, 8, (arch_dataflow)7, &t));
+    assert_false(map_systolic_traffic_of(INT64_MAX, INT64_MAX, 1, 1, 1, ARCH_DATAFLOW_OS, &t));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalesim_runs), cmocka_unit_test(test_evaluate_matches_scalesim),
-        cmocka_unit_test(test_non_square),    cmocka_unit_test(test_output_size),
+        cmocka_unit_test(test_scalesim_runs),
+        cmocka_unit_test(test_evaluate_matches_scalesim),
+        cmocka_unit_test(test_non_square),
+        cmocka_unit_test(test_output_size),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_edge_words_match_scalesim),
+        cmocka_unit_test(test_evaluate_charges_edge_words),
+        cmocka_unit_test(test_traffic_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

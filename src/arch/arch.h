@@ -125,6 +125,12 @@ typedef struct arch_compute {
     arch_number mac_number; /* operand format */
     double mac_pJ;          /* one multiply-accumulate */
     double area_um2;        /* one instance */
+    /* Inside a systolic array (energy.c, arch_apply_tables): one access of a
+     * PE's operand register (mac_bits wide) and of its partial-sum register
+     * (the accumulator's width), and one operand word or partial sum moved
+     * one PE pitch.  Zero for other kinds of compute unit. */
+    double pe_reg_pJ, pe_acc_reg_pJ;
+    double pe_hop_pJ, pe_acc_hop_pJ;
 } arch_compute;
 
 typedef struct arch_dram {
@@ -190,9 +196,23 @@ double arch_node_area_scale(int node_nm);
 void arch_apply_tables(arch_spec *a);
 /* Area of the whole design, mm^2 (all instances of every level and unit). */
 double arch_area_mm2(const arch_spec *a);
-/* Peak power (TDP), W: every MAC busy and every level at full bandwidth
- * each cycle, plus leakage. */
+/* Bits of the accumulator behind a MAC of `bits` and `number` (energy.c
+ * states the assumption): what partial sums are stored and moved in. */
+int arch_accumulator_bits(int bits, arch_number number);
+/* Peak power (TDP), W: the cost model's energies at the largest rate it can
+ * charge them (energy.c states why each rate bounds it): every MAC busy,
+ * the data movement inside systolic arrays at full rate, every level at
+ * its bandwidths, DRAM at its bandwidth, plus leakage. */
 double arch_peak_power_W(const arch_spec *a);
+/* The same, by part (total_W is arch_peak_power_W). */
+typedef struct arch_power {
+    double mac_W;    /* every MAC busy */
+    double array_W;  /* registers and hops inside systolic arrays */
+    double onchip_W; /* on-chip levels at their bandwidths, leakage included */
+    double dram_W;   /* DRAM levels at their bandwidths */
+    double total_W;
+} arch_power;
+void arch_peak_power_parts(const arch_spec *a, arch_power *out);
 
 /* ------------------------------------------------------------ builders */
 

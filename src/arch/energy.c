@@ -25,6 +25,7 @@
 #include "arch.h"
 
 #include <math.h>
+#include <string.h>
 #include <strings.h>
 
 /* ------------------------------------------------------------ curves */
@@ -152,25 +153,31 @@ static int significand_bits(int bits, arch_number number)
 }
 
 /*
- * One multiply-accumulate at 45 nm from table t: a multiplier of the
- * operand width plus an adder of the accumulator's width.  Model
- * assumption: integers accumulate in max(32, 2 x bits) bits (the full
- * product, as int8 designs accumulate in int32); floats of 32 bits or
- * fewer accumulate in fp32 (mixed precision, as TPUs do), fp64 in fp64.
- * Negative for a format the tables do not cover.
+ * A multiply-accumulate is a multiplier of the operand width plus an
+ * adder of the accumulator's width.  Model assumption: integers
+ * accumulate in max(32, 2 x bits) bits (the full product, as int8 designs
+ * accumulate in int32); floats of 32 bits or fewer accumulate in fp32
+ * (mixed precision, as TPUs do), fp64 in fp64.
  */
+int arch_accumulator_bits(int bits, arch_number number)
+{
+    if (number == ARCH_NUMBER_INT)
+        return bits * 2 > 32 ? bits * 2 : 32;
+    return bits > 32 ? bits : 32;
+}
+
+/* One MAC of the format from table t (see above); negative when the tables
+ * do not cover it. */
 static double mac_cost(int bits, arch_number number, const arith_table *t)
 {
     if (bits < 1 || bits > 64)
         return -1;
-    if (number == ARCH_NUMBER_INT) {
-        int acc_bits = bits * 2 > 32 ? bits * 2 : 32;
+    int acc_bits = arch_accumulator_bits(bits, number);
+    if (number == ARCH_NUMBER_INT)
         return curve_at(&t->int_mult, bits) + curve_at(&t->int_add, acc_bits);
-    }
     int significand = significand_bits(bits, number);
     if (significand == 0)
         return -1;
-    int acc_bits = bits > 32 ? bits : 32;
     return curve_at(&t->fp_mult_by_significand, significand) + curve_at(&t->fp_add, acc_bits);
 }
 
@@ -404,7 +411,32 @@ static void fill_hop(arch_spec *a, int i)
     fill_zero(&l->hop_pJ, l->word_bits * pitch_mm * arch_wire_pJ_per_bit_mm(a->technology_nm));
 }
 
-/* Compute units: energy of one MAC, area of one instance (all its MACs). */
+/*
+ * The PEs of a systolic array: a PE holds each operand in a register of
+ * one word (mac_bits; partial sums at the accumulator's width) and passes
+ * words to its neighbour one PE pitch away.  A register access costs what
+ * the register-file table gives for a one-word file of that width; a hop
+ * crosses the side of the PE's square footprint, taken as one MAC's area
+ * (the array's area over its MACs), at the wire energy per bit and mm.
+ */
+static void fill_pe(arch_spec *a)
+{
+    arch_compute *c = &a->compute;
+    int64_t macs = macs_per_instance(c);
+    if (c->kind != ARCH_COMPUTE_SYSTOLIC || macs < 1 || c->mac_bits < 1)
+        return;
+    int node = a->technology_nm;
+    int acc_bits = arch_accumulator_bits(c->mac_bits, c->mac_number);
+    double pitch_mm = sqrt(c->area_um2 / (double)macs) / 1000.0;
+    double wire_pJ_per_bit = pitch_mm * arch_wire_pJ_per_bit_mm(node);
+    fill_zero(&c->pe_reg_pJ, arch_regfile_access_pJ((c->mac_bits + 7) / 8, c->mac_bits, node));
+    fill_zero(&c->pe_acc_reg_pJ, arch_regfile_access_pJ((acc_bits + 7) / 8, acc_bits, node));
+    fill_zero(&c->pe_hop_pJ, c->mac_bits * wire_pJ_per_bit);
+    fill_zero(&c->pe_acc_hop_pJ, acc_bits * wire_pJ_per_bit);
+}
+
+/* Compute units: energy of one MAC, area of one instance (all its MACs),
+ * and the PEs' registers and links when they form a systolic array. */
 static void fill_compute(arch_spec *a)
 {
     arch_compute *c = &a->compute;
@@ -414,6 +446,7 @@ static void fill_compute(arch_spec *a)
         fill_zero(&c->mac_pJ, mac_pJ);
     if (mac_um2 > 0)
         fill_zero(&c->area_um2, mac_um2 * (double)macs_per_instance(c));
+    fill_pe(a);
 }
 
 void arch_apply_tables(arch_spec *a)
@@ -445,44 +478,123 @@ double arch_area_mm2(const arch_spec *a)
     return um2 * 1e-6;
 }
 
-/* Words per cycle one instance of l moves at peak in one direction, from
- * its bandwidth for that direction (0 = unlimited).  Assumptions: a port
- * shared by reads and writes gives each half; an unlimited level moves one
- * vector (block_size words) per cycle each way. */
-static double peak_words_per_cycle(const arch_level *l, double direction_bandwidth)
+/*
+ * Peak power.  The TDP is the cost model's own energies at the largest rate
+ * at which the cost model can charge them, so that no mapping's average
+ * power can exceed it (tests/test_power.c checks every preset on every zoo
+ * model).  Term by term, with the mechanism that bounds the rate:
+ *  - MACs: every MAC of every unit, each cycle.  Utilisation never exceeds
+ *    1 (cycles >= MACs / peak MACs per cycle, systolic fill included), and
+ *    the vector-unit layers of network.c run at most map_vector_lanes
+ *    operations per cycle at one MAC's energy, never more than the MACs.
+ *  - Inside systolic arrays (array_peak_pJ_per_cycle): every PE does one
+ *    MAC per cycle with its register reads, writes and hops, and moves one
+ *    word of the held data space per cycle (a fold of r rows shifts at most
+ *    r (r + 1) / 2 words per column through at least rows + cols - 1
+ *    cycles, so less than one per PE and cycle).
+ *  - Storage levels (level_peak_words): reads and writes at the level's
+ *    bandwidths, which map_evaluate enforces by stretching cycles (a
+ *    shared port goes first to the dearer direction).  A level without any
+ *    stated bandwidth is charged whatever a mapping asks; for it one
+ *    vector each way per cycle is assumed, and the bound holds only if no
+ *    mapping asks more -- every preset states its bandwidths (presets.c).
+ *  - DRAM: its level's shared bandwidth, which is the DRAM's GB/s at word
+ *    precision; network.c's layers never move DRAM bytes faster than the
+ *    same GB/s, and charge bits moved x energy per bit whatever the
+ *    tensor's precision, so the rate in bits per cycle is the bound.
+ *  - Leakage of every instance, every cycle.
+ * What is left over is rounding: a level charges ceil(words / block)
+ * vector actions per data space and action type, at most one vector each
+ * more than the rate over a layer.
+ */
+
+/* Words per cycle one instance of l can be charged for reads and for
+ * writes (fills, updates), given the energies of a read and of a write. */
+static void level_peak_words(const arch_level *l, double read_pJ, double write_pJ, double *reads,
+                             double *writes)
 {
-    if (direction_bandwidth > 0)
-        return direction_bandwidth;
-    if (l->shared_bandwidth > 0)
-        return l->shared_bandwidth / 2;
-    return l->block_size;
+    if (l->read_bandwidth <= 0 && l->write_bandwidth <= 0 && l->shared_bandwidth <= 0) {
+        *reads = *writes = l->block_size; /* nothing stated: assumed, see above */
+        return;
+    }
+    double r = l->read_bandwidth > 0 ? l->read_bandwidth : HUGE_VAL;
+    double w = l->write_bandwidth > 0 ? l->write_bandwidth : HUGE_VAL;
+    double shared = l->shared_bandwidth > 0 ? l->shared_bandwidth : HUGE_VAL;
+    if (read_pJ >= write_pJ) {
+        *reads = fmin(r, shared);
+        *writes = fmin(w, shared - *reads);
+    } else {
+        *writes = fmin(w, shared);
+        *reads = fmin(r, shared - *writes);
+    }
 }
 
-/* pJ one instance of l spends in a cycle at peak: reads at read
- * bandwidth, writes (costed as fills) at write bandwidth, plus leakage. */
+/* pJ one instance of l spends in a cycle at peak: reads and writes at the
+ * rates of level_peak_words, writes at the dearer of fill and update, plus
+ * leakage. */
 static double level_peak_pJ_per_cycle(const arch_level *l)
 {
     if (l->block_size <= 0)
         return l->energy.leak_pJ;
-    double reads = peak_words_per_cycle(l, l->read_bandwidth) / l->block_size;
-    double writes = peak_words_per_cycle(l, l->write_bandwidth) / l->block_size;
-    return reads * l->energy.read_pJ + writes * l->energy.fill_pJ + l->energy.leak_pJ;
+    double write_pJ = fmax(l->energy.fill_pJ, l->energy.update_pJ), reads, writes;
+    level_peak_words(l, l->energy.read_pJ, write_pJ, &reads, &writes);
+    return (reads * l->energy.read_pJ + writes * write_pJ) / l->block_size + l->energy.leak_pJ;
 }
 
-/*
- * Peak power (TDP) at the arch's clock.  Assumption: every cycle every MAC
- * of every unit computes and every instance of every level reads and
- * writes at its full bandwidth (peak_words_per_cycle), all while leaking.
- * DRAM is included at its level's bandwidth.  Network hops are not counted
- * (their traffic is bounded by the reads already counted).
- */
+/* The data space a systolic dataflow holds in its PEs (systolic.c). */
+static int held_dataspace(arch_dataflow dataflow)
+{
+    return dataflow == ARCH_DATAFLOW_OS   ? WL_DS_OUTPUTS
+           : dataflow == ARCH_DATAFLOW_IS ? WL_DS_INPUTS
+                                          : WL_DS_WEIGHTS;
+}
+
+/* pJ one systolic array spends inside in a cycle at peak, as
+ * map_systolic_traffic_of counts it: per PE one MAC's three register
+ * reads, a register write and a hop for each of the two moving data
+ * spaces, the accumulator write of an OS PE, and one held word shifted
+ * (a register write and a hop).  Partial sums are at the accumulator's
+ * width. */
+static double array_peak_pJ_per_cycle(const arch_compute *c)
+{
+    if (c->kind != ARCH_COMPUTE_SYSTOLIC)
+        return 0;
+    int held = held_dataspace(c->dataflow);
+    double pe_pJ = 0;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        bool psum = ds == WL_DS_OUTPUTS;
+        double reg = psum ? c->pe_acc_reg_pJ : c->pe_reg_pJ;
+        double hop = psum ? c->pe_acc_hop_pJ : c->pe_hop_pJ;
+        pe_pJ += reg + reg + hop; /* the MAC's read; a write and a hop, moving or held */
+        if (ds == held && psum)
+            pe_pJ += reg; /* OS: the accumulator written by every MAC */
+    }
+    return (double)macs_per_instance(c) * pe_pJ;
+}
+
+void arch_peak_power_parts(const arch_spec *a, arch_power *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!(a->cycle_seconds > 0))
+        return;
+    const arch_compute *c = &a->compute;
+    double W_per_pJ_cycle = 1e-12 / a->cycle_seconds;
+    out->mac_W = (double)c->instances * (double)macs_per_instance(c) * c->mac_pJ * W_per_pJ_cycle;
+    out->array_W = (double)c->instances * array_peak_pJ_per_cycle(c) * W_per_pJ_cycle;
+    for (int i = 0; i < a->n_levels && i < ARCH_MAX_LEVELS; i++) {
+        const arch_level *l = &a->level[i];
+        double W = (double)l->instances * level_peak_pJ_per_cycle(l) * W_per_pJ_cycle;
+        if (l->cls == ARCH_CLASS_DRAM)
+            out->dram_W += W;
+        else
+            out->onchip_W += W;
+    }
+    out->total_W = out->mac_W + out->array_W + out->onchip_W + out->dram_W;
+}
+
 double arch_peak_power_W(const arch_spec *a)
 {
-    if (!(a->cycle_seconds > 0))
-        return 0;
-    const arch_compute *c = &a->compute;
-    double pJ = (double)c->instances * (double)macs_per_instance(c) * c->mac_pJ;
-    for (int i = 0; i < a->n_levels && i < ARCH_MAX_LEVELS; i++)
-        pJ += (double)a->level[i].instances * level_peak_pJ_per_cycle(&a->level[i]);
-    return pJ * 1e-12 / a->cycle_seconds;
+    arch_power p;
+    arch_peak_power_parts(a, &p);
+    return p.total_W;
 }

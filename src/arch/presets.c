@@ -7,7 +7,9 @@
  * A buffer that holds one data space only (Eyeriss's per-PE spads,
  * Gemmini's accumulator, ...) gives its capacity in size_words_by_ds for
  * that space alone, so a mapping can keep nothing else there.  Energies
- * and areas come from the tables (arch_apply_tables) at the preset's node.
+ * and areas come from the tables (arch_apply_tables) at the preset's node,
+ * and every on-chip level whose source states no bandwidth gets the ports
+ * of set_ports, so that arch_peak_power_W bounds every mapping's power.
  */
 #include "arch.h"
 
@@ -58,12 +60,70 @@ void arch_add_dram(arch_spec *a, const char *type, int channels, double GBps, in
                                    .shared_bandwidth = words_per_cycle});
 }
 
-/* Set the compute units (instances from their mesh) and fill every energy
- * and area from the tables. */
+/* Whether level l may keep data space ds: not excluded by its capacity
+ * split or by a keep constraint. */
+static bool can_hold(const arch_level *l, int ds)
+{
+    bool split = false;
+    for (int i = 0; i < WL_NDATASPACES; i++)
+        split |= l->size_words_by_ds[i] > 0;
+    return (!split || l->size_words_by_ds[ds] > 0) && l->constraints.keep[ds] != ARCH_KEEP_NEVER;
+}
+
+/* Words of one data space all the compute units take per cycle at full
+ * rate: one per MAC unit, one per lane of a vector unit, and per systolic
+ * array one row or column (inputs along the left edge, a row of the held
+ * operand, a row of partial sums at the bottom: at most max(rows, cols)). */
+static double compute_words_per_cycle(const arch_compute *c)
+{
+    int per_unit = c->kind == ARCH_COMPUTE_SYSTOLIC ? (c->rows > c->cols ? c->rows : c->cols)
+                   : c->kind == ARCH_COMPUTE_VECTOR ? c->rows
+                                                    : 1;
+    return (double)c->instances * per_unit;
+}
+
+/*
+ * Ports of the on-chip levels whose source states no bandwidth.  Model
+ * assumption: a buffer reads, and separately writes, one vector per cycle
+ * (block_size words: the published row width) for each data space it can
+ * hold -- one port per array when its capacity is split per data space,
+ * one bank per data space otherwise (Eyeriss's GLB has separate ifmap,
+ * filter and psum buses, JSSC 2017).  The innermost level that can hold a
+ * data space feeds the compute units with it, so its port for that space
+ * is widened to what they take per cycle at full rate, shared among its
+ * instances.  Stated this way, map_evaluate stretches the cycles of a
+ * mapping that asks a buffer for more (refetching), and arch_peak_power_W
+ * counts what a buffer can be charged (energy.c).
+ */
+static void set_ports(arch_spec *a)
+{
+    bool fed[WL_NDATASPACES] = {false};
+    for (int i = 0; i < a->n_levels; i++) {
+        arch_level *l = &a->level[i];
+        if (l->cls == ARCH_CLASS_DRAM || l->cls == ARCH_CLASS_DUMMY || l->read_bandwidth > 0 ||
+            l->write_bandwidth > 0 || l->shared_bandwidth > 0)
+            continue;
+        double words = 0;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+            if (!can_hold(l, ds))
+                continue;
+            double port = l->block_size;
+            if (!fed[ds] && compute_words_per_cycle(&a->compute) / (double)l->instances > port)
+                port = compute_words_per_cycle(&a->compute) / (double)l->instances;
+            fed[ds] = true;
+            words += port;
+        }
+        l->read_bandwidth = l->write_bandwidth = words;
+    }
+}
+
+/* Set the compute units (instances from their mesh), the ports of the
+ * levels (set_ports) and fill every energy and area from the tables. */
 void arch_finish(arch_spec *a, arch_compute c)
 {
     c.instances = (int64_t)c.mesh_x * c.mesh_y;
     a->compute = c;
+    set_ports(a);
     arch_apply_tables(a);
 }
 

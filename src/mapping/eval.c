@@ -11,7 +11,10 @@
  *    set of a loop is a translate of one box;
  *  - no link transfers between neighbouring children, no distributed
  *    multicast, no network energy (the wire energy of the reference
- *    designs is zero), no adder or address-generation energy;
+ *    designs is zero), no adder or address-generation energy -- except
+ *    inside systolic arrays, which Timeloop does not model: there the
+ *    level above sees only the words crossing the array's edge, and the
+ *    registers and hops inside are the network below level 0 (array.c);
  *  - every level supports in-place reduction of partial sums;
  *  - leakage is charged per utilized instance over the final cycle count.
  */
@@ -212,16 +215,17 @@ static void bypass(level_traffic *t)
 /*
  * Raw per-level stats of ds before bypass: tile size, the groups among the
  * level's children and the words each group pulls per run (scatter times
- * one child's pulls, nest.c), partition sizes (ComputePartitionSizes) and
+ * one child's pulls, nest.c; a compute instance pulls compute_words,
+ * array.c), partition sizes (ComputePartitionSizes) and
  * each level's share of its parent's reads (ComputeParentAccessShare, in
  * the same floating-point order as Timeloop).
  */
-static bool raw_traffic(const nest *n, const wl_dataspace *ds, int n_levels,
+static bool raw_traffic(const nest *n, const wl_dataspace *ds, int64_t compute_words, int n_levels,
                         level_traffic t[ARCH_MAX_LEVELS], map_eval *out)
 {
     for (int l = 0; l < n_levels; l++) {
         level_traffic *tl = &t[l];
-        int64_t pulls = l == 0 ? n->temporal_iterations : nest_child_pulls(n, ds, l - 1);
+        int64_t pulls = l == 0 ? compute_words : nest_child_pulls(n, ds, l - 1);
         tl->size = nest_box_words(ds, n->tile_extent[l]);
         if (n->n_spatial[l] == 0) {
             tl->n_groups = 1;
@@ -346,18 +350,11 @@ static int64_t compute_cycles(const arch_spec *a, const wl_problem *p, const map
 {
     if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC)
         return n->temporal_iterations;
-    int64_t per_array[WL_NDIMS];
-    for (int d = 0; d < WL_NDIMS; d++) {
-        int64_t spread = 1;
-        for (int l = 0; l < m->n_levels; l++)
-            spread *= m->level[l].spatial[d];
-        per_array[d] = (p->bound[d] < 1 ? 1 : p->bound[d]) / spread;
-    }
-    int64_t gemm_m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
-    int64_t gemm_k = per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S];
-    int64_t one_group = map_systolic_cycles(gemm_m, per_array[WL_DIM_M], gemm_k, a->compute.rows,
-                                            a->compute.cols, a->compute.dataflow);
-    return one_group < 0 ? one_group : per_array[WL_DIM_G] * one_group;
+    array_gemm g;
+    array_gemm_of(p, m, &g);
+    int64_t one_group =
+        map_systolic_cycles(g.m, g.n, g.k, a->compute.rows, a->compute.cols, a->compute.dataflow);
+    return one_group < 0 ? one_group : g.groups * one_group;
 }
 
 /* Cycles a level needs at its bandwidths (BufferLevel::ComputePerformance):
@@ -420,6 +417,7 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
 {
     nest n;
     level_traffic traffic[ARCH_MAX_LEVELS];
+    array_flow flow;
 
     memset(out, 0, sizeof *out);
     out->validity = MAP_VALID;
@@ -428,9 +426,13 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
         return;
     int levels = out->n_levels = m->n_levels;
     nest_build(m, levels, &n);
+    if (!array_flow_of(a, p, m, &n, &flow)) {
+        invalid(out, MAP_INVALID_SHAPE, "the traffic of the %s arrays overflows", a->compute.name);
+        return;
+    }
 
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
-        if (!raw_traffic(&n, &p->ds[ds], levels, traffic, out))
+        if (!raw_traffic(&n, &p->ds[ds], flow.compute_words[ds], levels, traffic, out))
             return;
         apply_bypass(&n, m, ds, levels, traffic);
         store_counts(&n, ds, p->ds[ds].read_write, levels, traffic, out);
@@ -456,6 +458,7 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
     }
 
     out->mac_energy_pJ = (double)out->macs * a->compute.mac_pJ;
+    array_energy(a, &flow, out->utilized_macs, out);
     out->energy_pJ = out->mac_energy_pJ;
     for (int l = 0; l < levels; l++) {
         level_energy(&a->level[l], &out->level[l], out->cycles);

@@ -64,4 +64,33 @@ int64_t nest_child_pulls(const nest *n, const wl_dataspace *ds, int level);
 int nest_multicast_groups(const nest *n, const wl_dataspace *ds, int level,
                           nest_group out[NEST_MAX_GROUPS], char *why, size_t why_size);
 
+/* ------------------------------------------------ compute units (array.c) */
+
+/* The GEMM one systolic array runs for a mapping: the problem divided by
+ * every spatial factor, M = N * P * Q, N = M, K = C * R * S, once per
+ * group (docs/systolic-formulas.md, section 6). */
+typedef struct array_gemm {
+    int64_t m, n, k;
+    int64_t groups;
+} array_gemm;
+
+void array_gemm_of(const wl_problem *p, const map_mapping *m, array_gemm *g);
+
+/* What one compute instance moves over the whole mapping. */
+typedef struct array_flow {
+    bool systolic;
+    /* Words per data space it takes from the level above (Outputs: gives
+     * to it): one per MAC, or a systolic array's edge words. */
+    int64_t compute_words[WL_NDATASPACES];
+    map_systolic_traffic inside; /* systolic: one array, all its groups */
+} array_flow;
+
+/* The flow of a mapping already checked for shape and factors; false when
+ * a count overflows. */
+bool array_flow_of(const arch_spec *a, const wl_problem *p, const map_mapping *m, const nest *n,
+                   array_flow *f);
+/* The energy of the movement inside `arrays` systolic arrays into
+ * out->level[0].net[] and out->array_register_pJ / array_hop_pJ. */
+void array_energy(const arch_spec *a, const array_flow *f, int64_t arrays, map_eval *out);
+
 #endif

@@ -84,6 +84,11 @@ typedef struct map_eval {
     int64_t cycles;         /* compute cycles stretched by the slowest level */
     double utilization;     /* ideal compute cycles / cycles */
     double mac_energy_pJ;
+    /* Systolic arrays: the energy of the data movement inside them (PE
+     * registers, PE-to-PE hops), all arrays.  It is the energy of the
+     * network below level 0 (level[0].net[ds].energy_pJ, per data space),
+     * so it is already in energy_pJ; this is its split. */
+    double array_register_pJ, array_hop_pJ;
     double energy_pJ;   /* MACs + levels + networks */
     double edp_J_cycle; /* energy [J] * cycles */
     int n_levels;
@@ -104,6 +109,31 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
  */
 int64_t map_systolic_cycles(int64_t gemm_m, int64_t gemm_n, int64_t gemm_k, int rows, int cols,
                             arch_dataflow dataflow);
+
+/*
+ * Data movement of one GEMM on one rows x cols array, fold by fold as
+ * map_systolic_cycles runs it (docs/systolic-formulas.md, section 9), per
+ * data space (wl_dataspace_id):
+ *   edge_words  words crossing the array's edge: Weights and Inputs read
+ *               from the buffer above, Outputs (partial sums) drained into
+ *               it -- SCALE-Sim's SRAM FILTER reads, IFMAP reads and OFMAP
+ *               writes, without its OS artifact of rows + cols per fold;
+ *   hops        words moved one PE pitch (from the edge or a neighbour);
+ *   reg_reads   PE register reads: each MAC reads its three operands;
+ *   reg_writes  PE register writes: each hop ends in one, and an OS PE
+ *               also writes its accumulator once per MAC.
+ * false when an argument is not positive, the dataflow unknown or a count
+ * overflows.
+ */
+typedef struct map_systolic_traffic {
+    int64_t edge_words[WL_NDATASPACES];
+    int64_t hops[WL_NDATASPACES];
+    int64_t reg_reads[WL_NDATASPACES];
+    int64_t reg_writes[WL_NDATASPACES];
+} map_systolic_traffic;
+
+bool map_systolic_traffic_of(int64_t gemm_m, int64_t gemm_n, int64_t gemm_k, int rows, int cols,
+                             arch_dataflow dataflow, map_systolic_traffic *out);
 
 /* A layer as SCALE-Sim's topology file gives it (systolic.c states the
  * rules): IFMAP already padded, batch 1.  A depthwise layer (SCALE-Sim: a

@@ -40,10 +40,47 @@ static int64_t fold_cycles(int64_t t, int64_t rows, int64_t cols, arch_dataflow 
 }
 
 /*
+ * What a dataflow puts where (SCALE-Sim's set_params): the GEMM extents on
+ * the array's rows (Sr) and columns (Sc) and in time (T), and the roles of
+ * the data spaces -- the one held in the PEs for a fold, the one entering
+ * at the left edge and moving along the rows, and the one moving down the
+ * columns (entering at the top, or produced as partial sums and drained at
+ * the bottom):
+ *   OS: Sr, Sc, T = M, N, K; Outputs held, Inputs along rows, Weights down
+ *   WS: Sr, Sc, T = K, N, M; Weights held, Inputs along rows, Outputs down
+ *   IS: Sr, Sc, T = K, M, N; Inputs held, Weights along rows, Outputs down
+ */
+typedef struct dataflow_layout {
+    int64_t on_rows, on_cols, in_time;
+    wl_dataspace_id held, along_rows, down_cols;
+} dataflow_layout;
+
+static bool layout_of(int64_t gemm_m, int64_t gemm_n, int64_t gemm_k, arch_dataflow dataflow,
+                      dataflow_layout *out)
+{
+    switch (dataflow) {
+    case ARCH_DATAFLOW_OS:
+        *out =
+            (dataflow_layout){gemm_m, gemm_n, gemm_k, WL_DS_OUTPUTS, WL_DS_INPUTS, WL_DS_WEIGHTS};
+        return true;
+    case ARCH_DATAFLOW_WS:
+        *out =
+            (dataflow_layout){gemm_k, gemm_n, gemm_m, WL_DS_WEIGHTS, WL_DS_INPUTS, WL_DS_OUTPUTS};
+        return true;
+    case ARCH_DATAFLOW_IS:
+        *out =
+            (dataflow_layout){gemm_k, gemm_m, gemm_n, WL_DS_INPUTS, WL_DS_WEIGHTS, WL_DS_OUTPUTS};
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
  * SCALE-Sim's "Total Cycles" in CALC mode:
  *   folds x fold_cycles - 1
- * where, with (Sr, Sc, T) = (M, N, K) for OS, (K, N, M) for WS and
- * (K, M, N) for IS, folds = ceil(Sr / rows) * ceil(Sc / cols).
+ * where, with (Sr, Sc, T) of the dataflow (layout_of),
+ * folds = ceil(Sr / rows) * ceil(Sc / cols).
  *
  * The -1 is SCALE-Sim's: it reports the cycle *index* at which the last
  * demand line is served (lines are issued at cycles 0, 1, ...), not the
@@ -56,28 +93,80 @@ static int64_t fold_cycles(int64_t t, int64_t rows, int64_t cols, arch_dataflow 
 int64_t map_systolic_cycles(int64_t gemm_m, int64_t gemm_n, int64_t gemm_k, int rows, int cols,
                             arch_dataflow dataflow)
 {
-    if (gemm_m < 1 || gemm_n < 1 || gemm_k < 1 || rows < 1 || cols < 1)
+    dataflow_layout d;
+    if (gemm_m < 1 || gemm_n < 1 || gemm_k < 1 || rows < 1 || cols < 1 ||
+        !layout_of(gemm_m, gemm_n, gemm_k, dataflow, &d))
         return -1;
-    int64_t on_rows, on_cols, in_time;
-    switch (dataflow) {
-    case ARCH_DATAFLOW_OS:
-        on_rows = gemm_m, on_cols = gemm_n, in_time = gemm_k;
-        break;
-    case ARCH_DATAFLOW_WS:
-        on_rows = gemm_k, on_cols = gemm_n, in_time = gemm_m;
-        break;
-    case ARCH_DATAFLOW_IS:
-        on_rows = gemm_k, on_cols = gemm_m, in_time = gemm_n;
-        break;
-    default:
-        return -1;
-    }
-    int64_t per_fold = fold_cycles(in_time, rows, cols, dataflow);
+    int64_t per_fold = fold_cycles(d.in_time, rows, cols, dataflow);
     int64_t folds, lines;
-    if (per_fold < 0 || !as_mul_i64(ceil_div(on_rows, rows), ceil_div(on_cols, cols), &folds) ||
+    if (per_fold < 0 || !as_mul_i64(ceil_div(d.on_rows, rows), ceil_div(d.on_cols, cols), &folds) ||
         !as_mul_i64(folds, per_fold, &lines))
         return -1;
     return lines - 1;
+}
+
+/* a * b * c, false on overflow. */
+static bool mul3(int64_t a, int64_t b, int64_t c, int64_t *out)
+{
+    return as_mul_i64(a, b, out) && as_mul_i64(*out, c, out);
+}
+
+/*
+ * Hops of the held data space: it is shifted down the columns from the top
+ * edge (loaded, WS/IS) or to the bottom edge (drained, OS), so the word of
+ * row i (0 at the top) crosses i + 1 pitches to load, and the one of row i
+ * crosses rows - i to drain: r (r + 1) / 2 per column of a fold using r
+ * rows.  Over the folds: on_cols x the sum over row folds, every row fold
+ * but the last using all the rows.
+ */
+static bool held_hops(const dataflow_layout *d, int rows, int64_t *out)
+{
+    int64_t row_folds = ceil_div(d->on_rows, rows);
+    int64_t last = d->on_rows - (row_folds - 1) * rows;
+    int64_t full, per_column;
+    return mul3(row_folds - 1, rows, rows + 1, &full) &&
+           as_add_i64(full / 2, last * (last + 1) / 2, &per_column) &&
+           as_mul_i64(per_column, d->on_cols, out);
+}
+
+/*
+ * The data movement of map_systolic_traffic (mapping.h) fold by fold.  A
+ * fold using r rows and c columns for T cycles of streaming does r c T
+ * MACs; the word moving along the rows enters r per streaming cycle at the
+ * left edge, the one moving down the columns c per cycle at the top (or
+ * drains c partial sums per cycle at the bottom); the held one crosses the
+ * edge once, r c words, loaded or drained.  Summed over the folds (the r
+ * of the row folds add up to Sr, the c of the column folds to Sc):
+ *   edge[along rows] = col_folds * Sr * T
+ *   edge[down cols]  = row_folds * Sc * T
+ *   edge[held]       = Sr * Sc
+ * Inside, each MAC moves the two moving words one pitch each (a hop
+ * latched in the PE's register), reads its three operands from registers,
+ * and (OS) writes its accumulator; the held word's hops are held_hops.
+ */
+bool map_systolic_traffic_of(int64_t gemm_m, int64_t gemm_n, int64_t gemm_k, int rows, int cols,
+                             arch_dataflow dataflow, map_systolic_traffic *out)
+{
+    dataflow_layout d;
+    if (gemm_m < 1 || gemm_n < 1 || gemm_k < 1 || rows < 1 || cols < 1 ||
+        !layout_of(gemm_m, gemm_n, gemm_k, dataflow, &d))
+        return false;
+    int64_t macs, held;
+    map_systolic_traffic t;
+    if (!mul3(d.on_rows, d.on_cols, d.in_time, &macs) || !held_hops(&d, rows, &held) ||
+        !mul3(ceil_div(d.on_cols, cols), d.on_rows, d.in_time, &t.edge_words[d.along_rows]) ||
+        !mul3(ceil_div(d.on_rows, rows), d.on_cols, d.in_time, &t.edge_words[d.down_cols]) ||
+        !as_mul_i64(d.on_rows, d.on_cols, &t.edge_words[d.held]))
+        return false;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        t.hops[ds] = ds == (int)d.held ? held : macs;
+        t.reg_reads[ds] = macs;
+        t.reg_writes[ds] = t.hops[ds];
+    }
+    if (d.held == WL_DS_OUTPUTS && !as_add_i64(t.reg_writes[d.held], macs, &t.reg_writes[d.held]))
+        return false;
+    *out = t;
+    return true;
 }
 
 /*
