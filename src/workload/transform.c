@@ -303,8 +303,8 @@ static bool fused_op_closed(const wl_graph *g, int32_t root)
     return true;
 }
 
-/* Detach the last epilogue op of root (which has one). */
-static void drop_last_epilogue_op(wl_graph *g, int32_t root)
+/* Detach the last epilogue op of root (which has one); returns it. */
+static int32_t drop_last_epilogue_op(wl_graph *g, int32_t root)
 {
     int32_t before = root;
     while (g->ops[g->ops[before].epilogue_next].epilogue_next >= 0)
@@ -312,6 +312,7 @@ static void drop_last_epilogue_op(wl_graph *g, int32_t root)
     int32_t last = g->ops[before].epilogue_next;
     g->ops[before].epilogue_next = -1;
     g->ops[last].epilogue_of = -1;
+    return last;
 }
 
 /*
@@ -323,44 +324,71 @@ static void drop_last_epilogue_op(wl_graph *g, int32_t root)
  * chains and small DAGs alike (SiLU's x * Sigmoid(x), GELU's Erf chain).
  * Then each fused op must be closed (fused_op_closed): only its last op's
  * output leaves it; if not, its epilogue ops are detached from the last
- * back until it is (a root alone always is).  Detached ops run as layers
- * of their own.  An op read through a view counts as read outside.
+ * back until it is (a root alone always is), and the pass runs again with
+ * each detached op barred from that root: it may then start a fused op
+ * of its own (DenseNet's BN + Relu after a pooled tensor that later
+ * concatenations read too).  An op read through a view counts as read
+ * outside.
  */
-static as_code attach_epilogues(wl_graph *g, wl_epilogue_stats *stats, as_status *st)
+static int attach_pass(wl_graph *g, const int32_t *position, int32_t *tail, int32_t *barred)
 {
-    int32_t *position = malloc(((size_t)g->n_ops + 1) * sizeof *position);
-    int32_t *tail = malloc(((size_t)g->n_ops + 1) * sizeof *tail);
-    if (!position || !tail) {
-        free(position);
-        free(tail);
-        return as_fail(st, AS_ENOMEM, "%s: out of memory fusing epilogues", g->source);
-    }
     for (int32_t o = 0; o < g->n_ops; o++) {
         g->ops[o].epilogue_of = g->ops[o].epilogue_next = -1;
-        g->ops[o].fusable = false;
-        position[o] = -1;
         tail[o] = o;
     }
-    for (int32_t k = 0; k < g->n_order; k++)
-        position[g->order[k]] = k;
     for (int32_t k = 0; k < g->n_order; k++) {
         int32_t e = g->order[k];
         if (!epilogue_kind(&g->ops[e]))
             continue;
         int32_t root = epilogue_target(g, &g->ops[e], position);
-        if (root < 0)
+        if (root < 0 || root == barred[e])
             continue;
         g->ops[e].epilogue_of = root;
         g->ops[tail[root]].epilogue_next = e;
         tail[root] = e;
     }
+    int detached = 0;
     for (int32_t k = 0; k < g->n_order; k++) {
         int32_t root = g->order[k];
-        if (g->ops[root].epilogue_of >= 0 || g->ops[root].epilogue_next < 0)
+        if (g->ops[root].epilogue_of >= 0)
             continue;
-        while (g->ops[root].epilogue_next >= 0 && !fused_op_closed(g, root))
-            drop_last_epilogue_op(g, root);
-        if (g->ops[root].epilogue_next < 0)
+        while (g->ops[root].epilogue_next >= 0 && !fused_op_closed(g, root)) {
+            barred[drop_last_epilogue_op(g, root)] = root;
+            detached++;
+        }
+    }
+    return detached;
+}
+
+/* Passes of attach_pass at most: each bars at least one (op, root) pair,
+ * and a bar only matters along a chain of elementwise ops. */
+#define MAX_ATTACH_PASSES 16
+
+static as_code attach_epilogues(wl_graph *g, wl_epilogue_stats *stats, as_status *st)
+{
+    size_t n = (size_t)g->n_ops + 1;
+    int32_t *position = malloc(n * sizeof *position), *tail = malloc(n * sizeof *tail);
+    int32_t *barred = malloc(n * sizeof *barred);
+    if (!position || !tail || !barred) {
+        free(position);
+        free(tail);
+        free(barred);
+        return as_fail(st, AS_ENOMEM, "%s: out of memory fusing epilogues", g->source);
+    }
+    for (int32_t o = 0; o < g->n_ops; o++)
+        position[o] = barred[o] = -1;
+    for (int32_t k = 0; k < g->n_order; k++)
+        position[g->order[k]] = k;
+    int detached = 1;
+    for (int pass = 0; pass < MAX_ATTACH_PASSES && detached > 0; pass++)
+        detached = attach_pass(g, position, tail, barred);
+    for (int32_t o = 0; o < g->n_ops; o++) { /* an unfinished pass leaves ops alone */
+        g->ops[o].fusable = false;
+        if (detached > 0)
+            g->ops[o].epilogue_of = g->ops[o].epilogue_next = -1;
+    }
+    for (int32_t root = 0; root < g->n_ops; root++) {
+        if (g->ops[root].epilogue_of >= 0 || g->ops[root].epilogue_next < 0)
             continue;
         stats->n_fused_roots++;
         for (int32_t m = g->ops[root].epilogue_next; m >= 0; m = g->ops[m].epilogue_next) {
@@ -370,6 +398,7 @@ static as_code attach_epilogues(wl_graph *g, wl_epilogue_stats *stats, as_status
     }
     free(position);
     free(tail);
+    free(barred);
     return AS_OK;
 }
 
