@@ -577,8 +577,9 @@ static as_code collect_layers(const wl_graph *g, const char *only_layer, class_t
     }
     if (only_layer && n == 0)
         return as_fail(st, AS_EINVAL,
-                       "%s: no layer named '%s' (views and folded ops are not layers)", g->source,
-                       only_layer);
+                       "%s: no layer named '%s' (views and folded ops are not layers; an op in "
+                       "a producer's epilogue runs in the producer's layer)",
+                       g->source, only_layer);
     r->layers = calloc((size_t)(n > 0 ? n : 1), sizeof *r->layers);
     if (!r->layers || !class_table_init(t, n))
         return as_fail(st, AS_ENOMEM, "%s: out of memory for %d layers", g->source, n);

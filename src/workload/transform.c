@@ -255,8 +255,11 @@ static bool epilogue_kind(const wl_op *op)
 
 /* The root whose fused op E would extend: among E's inputs produced by a
  * working op (through a member, its root), the one computed last in
- * topological order, so that E's other inputs are ready when it streams.
- * -1 when none.  position[] is each op's place in g->order. */
+ * topological order, so that E's other inputs are ready when it streams;
+ * -1 when none, or when another input comes from an op ordered after that
+ * root (the fused op would then run before its operand exists in the
+ * order the layers are listed and fused in).  position[] is each op's
+ * place in g->order. */
 static int32_t epilogue_target(const wl_graph *g, const wl_op *e, const int32_t *position)
 {
     int32_t best = -1, best_position = -1;
@@ -269,6 +272,13 @@ static int32_t epilogue_target(const wl_graph *g, const wl_op *e, const int32_t 
             best_position = position[p];
             best = wl_fused_root(g, p);
         }
+    }
+    for (int i = 0; i < e->n_inputs && best >= 0; i++) {
+        int32_t t = e->inputs[i];
+        int32_t p = t >= 0 ? g->tensors[t].producer : -1;
+        if (p >= 0 && wl_op_does_work(&g->ops[p]) && wl_fused_root(g, p) != best &&
+            position[p] > position[best])
+            return -1;
     }
     return best;
 }
