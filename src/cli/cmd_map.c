@@ -395,6 +395,12 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
         rc = CLI_EXIT_INTERRUPTED;
     }
     cli_warn_narrowing(&r);
+    if (o->emit_dir && r.n_epilogue_ops > 0) /* a Timeloop input holds one loop nest */
+        fprintf(stderr,
+                "accelsearch: note: the Timeloop inputs hold each layer's loop nest only: `eval` "
+                "of them costs a layer without its epilogue (%d ops here; --no-epilogue-fusion "
+                "for layers that agree exactly)\n",
+                (int)r.n_epilogue_ops);
     if (o->emit_dir && emit_network(o->emit_dir, g, a, &r, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;
