@@ -259,6 +259,7 @@ static void test_network_cost(void **state)
     map_epilogue_work(fused, res->op, &ep);
     assert_int_equal(ep.n_ops, 2); /* Add, Relu */
     assert_int_equal(ep.extra_input_bytes, 64 * 56 * 56 * 4);
+    assert_int_equal(ep.weight_bytes, 0);
     assert_int_equal(ep.output_bytes_change, 0);
     map_network_free(&rp);
     map_network_free(&rf);

@@ -412,7 +412,8 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_resu
 typedef struct map_epilogue {
     int32_t n_ops;
     int64_t vector_ops;          /* element operations on the vector unit */
-    int64_t extra_input_bytes;   /* operands from outside the fused op, each once */
+    int64_t extra_input_bytes;   /* activations from outside the fused op, each once */
+    int64_t weight_bytes;        /* the epilogue ops' weights (biases, scales), each once */
     int64_t output_bytes_change; /* final output's bytes minus the root's output's */
 } map_epilogue;
 void map_epilogue_work(const wl_graph *g, int32_t root, map_epilogue *out);

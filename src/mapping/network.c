@@ -511,8 +511,11 @@ void map_epilogue_work(const wl_graph *g, int32_t root, map_epilogue *out)
             if (t < 0 || made_inside(g, root, t) || read_before(g, root, m, i))
                 continue;
             const wl_tensor *x = &g->tensors[t];
-            if (x->kind == WL_TENSOR_WEIGHT || !wl_tensor_is_known(x))
-                out->extra_input_bytes += wl_tensor_bytes(x) > 0 ? wl_tensor_bytes(x) : 0;
+            int64_t bytes = wl_tensor_bytes(x) > 0 ? wl_tensor_bytes(x) : 0;
+            if (x->kind == WL_TENSOR_WEIGHT)
+                out->weight_bytes += bytes;
+            else if (!wl_tensor_is_known(x))
+                out->extra_input_bytes += bytes;
         }
     }
     const wl_op *r = &g->ops[root];
@@ -529,7 +532,7 @@ void map_epilogue_work(const wl_graph *g, int32_t root, map_epilogue *out)
  * cross DRAM; the layer writes the fused op's final output instead of its
  * own (output_bytes_change: zero when the shapes and precisions agree,
  * more for a broadcasting squeeze-excite scale) and reads the epilogue's
- * extra inputs (a residual, a scale, a bias) once.  Work = the epilogue
+ * extra inputs (a residual, a scale) and weights (a bias) once.  Work = the epilogue
  * ops' vector operations, at one MAC's energy each.  Cycles: assumed
  * overlapped -- the vector unit consumes the output as it is produced, so
  * the layer takes max(its own cycles, work / vector lanes, DRAM time of
@@ -543,7 +546,7 @@ void map_cost_epilogue(const wl_graph *g, const arch_spec *a, map_layer_result *
     r->n_epilogue_ops = ep.n_ops;
     if (ep.n_ops == 0)
         return;
-    int64_t bytes = ep.extra_input_bytes + ep.output_bytes_change;
+    int64_t bytes = ep.extra_input_bytes + ep.weight_bytes + ep.output_bytes_change;
     r->dram_bytes += bytes;
     r->energy_by_component_pJ[MAP_COMP_DRAM] += map_dram_pJ(a, bytes);
     r->energy_by_component_pJ[MAP_COMP_VECTOR] += (double)ep.vector_ops * a->compute.mac_pJ;
