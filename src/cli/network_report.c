@@ -57,8 +57,9 @@ void cli_warn_narrowing(const map_network_result *r)
 cli_option cli_epilogue_option(bool *off)
 {
     return cli_flag("no-epilogue-fusion", off,
-                    "every op its own layer, BatchNormalization not folded (today's\n"
-                    "layer-by-layer model, for studies); default: BN folded into its conv and\n"
+                    "every op its own layer: the layer-by-layer model, for studies\n"
+                    "(BatchNormalization then stays unfolded in map and fuse; search\n"
+                    "folds it as it always did); default: BN folded into its conv and\n"
                     "elementwise ops run in their producer's epilogue");
 }
 
