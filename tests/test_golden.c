@@ -34,6 +34,10 @@ typedef struct golden_case {
 
 static const golden_case golden_cases[] = {
     {"map_eyeriss_resnet18", "map --arch eyeriss --model resnet18 --threads 2 --json"},
+    /* The layer-by-layer model of before epilogue fusion, kept for studies:
+     * its figures are map_eyeriss_resnet18's of before issue 11, item 5. */
+    {"map_eyeriss_resnet18_unfused",
+     "map --arch eyeriss --model resnet18 --threads 2 --json --no-epilogue-fusion"},
     {"map_gemmini_mobilenet_v2_random",
      "map --arch gemmini --model mobilenet_v2 --algorithm random --budget 200 --seed 3 --json"},
     {"map_timeloop_mapper_eyeriss",

@@ -199,6 +199,7 @@ typedef struct cli_design_args {
     const char *arch;
     const char *model;
     cli_model_args load;
+    bool no_epilogue_fusion; /* --no-epilogue-fusion (cli_epilogue_option) */
 } cli_design_args;
 /* --arch and --model, writing into d, at options[0...]; returns how many
  * (the model's loading options are cli_add_model_options'). */
@@ -247,6 +248,20 @@ void cli_print_weights(const arch_spec *a, const map_residency *r, int label_wid
 /* "weights": {"mode", "level", "bytes", "capacity_bytes"} into the open
  * JSON object. */
 void cli_json_weights(cli_json *j, const arch_spec *a, const map_residency *r);
+/* Epilogue fusion (network_report.c), shared by map, fuse and search:
+ * the option --no-epilogue-fusion into *off; the lowering for inference
+ * (wl_fuse_epilogues) of g unless off, its figures into *stats (zero
+ * when off); the name shown for layer o with what runs fused in it
+ * ("layer1.0.conv3+bn3+Add+relu", each part after the dotted prefix it
+ * shares with o's name) into buf; the summary line and JSON members. */
+cli_option cli_epilogue_option(bool *off);
+as_code cli_lower_for_inference(bool off, wl_graph *g, wl_epilogue_stats *stats, as_status *st);
+const char *cli_fused_layer_name(const wl_graph *g, int32_t o, char *buf, size_t size);
+void cli_print_epilogue_summary(bool off, const wl_epilogue_stats *stats, int32_t n_epilogue_ops);
+void cli_json_epilogue_summary(cli_json *j, bool off, const wl_epilogue_stats *stats,
+                               int32_t n_epilogue_ops);
+/* "folded_bn" and "epilogue": [{"name", "op"}, ...] of layer o, when it has them. */
+void cli_json_layer_epilogue(cli_json *j, const wl_graph *g, int32_t o);
 
 /* Evaluations and mappings (report.c), shared by eval and map.  dim_names
  * may be NULL (the slots' own names N, G, C, M, P, Q, R, S). */

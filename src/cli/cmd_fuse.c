@@ -53,6 +53,7 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     options[n++] = cli_threads_option(&o->threads);
     options[n++] = cli_weights_option(&o->weights, &o->weights_set);
     n += cli_add_model_options(options + n, &o->design.load, true);
+    options[n++] = cli_epilogue_option(&o->design.no_epilogue_fusion);
     options[n++] = cli_json_option(&o->json);
     options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
                          "plans (ga) or seconds (ilp): use --plan-budget or --time-limit");
@@ -113,17 +114,20 @@ static void print_totals_row(const char *label, const fu_plan_cost *c)
            c->latency_s, c->energy_pJ, c->edp_J_cycle, (long long)c->dram_bytes, c->op_intensity);
 }
 
-static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fu_plan *p,
+static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fuse_options *o,
+                             const wl_epilogue_stats *lowered, const fu_plan *p,
                              const fu_plan_cost *c, const fu_plan_cost *base, int32_t *ops)
 {
+    char first[256], last[256];
     printf("%5s %-40s %7s %11s %10s %13s %13s %14s %16s\n", "group", "layers", "count", "tile",
            "halo", "on-chip B", "DRAM B", "cycles", "energy pJ");
     for (int32_t k = 0; k < p->n_groups; k++) {
         const fu_group_cost *gc = &c->groups[k];
         int32_t n = group_ops(g, p, k, ops);
         char layers[96], tile[32];
-        snprintf(layers, sizeof layers, n > 1 ? "%.18s..%.18s" : "%.38s", cli_layer_name(g, ops[0]),
-                 cli_layer_name(g, ops[n - 1]));
+        snprintf(layers, sizeof layers, n > 1 ? "%.18s..%.18s" : "%.38s",
+                 cli_fused_layer_name(g, ops[0], first, sizeof first),
+                 cli_fused_layer_name(g, ops[n - 1], last, sizeof last));
         snprintf(tile, sizeof tile, "%lldx%lld", (long long)gc->tile.rows,
                  (long long)gc->tile.cols);
         printf("%5d %-40s %7d %11s %10s %13lld %13lld %14lld %16.1f\n", (int)k, layers, (int)n,
@@ -141,6 +145,7 @@ static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fu_pla
     printf("%-14s %d groups for %d layers, %lld recomputed MACs\n", "plan", (int)p->n_groups,
            (int)base->n_groups, (long long)c->recomputed_macs);
     cli_print_weights(a, &c->weights, 14);
+    cli_print_epilogue_summary(o->design.no_epilogue_fusion, lowered, lowered->n_epilogue);
 }
 
 static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)
@@ -162,9 +167,11 @@ static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)
 }
 
 static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_options *o,
-                            const fu_plan *p, const fu_plan_cost *c, const fu_plan_cost *base,
-                            int64_t evaluated, int32_t *ops)
+                            const wl_epilogue_stats *lowered, const fu_plan *p,
+                            const fu_plan_cost *c, const fu_plan_cost *base, int64_t evaluated,
+                            int32_t *ops)
 {
+    char name[256];
     cli_json j;
     cli_json_begin_design(&j, g, a);
     cli_json_string_field(&j, "algorithm", algo_names[o->algo]);
@@ -172,6 +179,7 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
     cli_json_weights(&j, a, &c->weights);
     json_totals(&j, "totals", c);
     json_totals(&j, "baseline", base);
+    cli_json_epilogue_summary(&j, o->design.no_epilogue_fusion, lowered, lowered->n_epilogue);
     cli_json_key(&j, "groups");
     cli_json_begin_array(&j);
     for (int32_t k = 0; k < p->n_groups; k++) {
@@ -181,7 +189,7 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
         cli_json_begin_array(&j);
         int32_t n = group_ops(g, p, k, ops);
         for (int32_t i = 0; i < n; i++)
-            cli_json_string(&j, cli_layer_name(g, ops[i]));
+            cli_json_string(&j, cli_fused_layer_name(g, ops[i], name, sizeof name));
         cli_json_end_array(&j);
         cli_json_key(&j, "tile");
         cli_json_begin_array(&j);
@@ -259,7 +267,9 @@ int cli_fuse(int argc, char **argv)
     }
     if (map_cache_new(&co.shared_mappings, &st) != AS_OK)
         goto failed;
-    if (cli_load_design(&o.design, a, &g, &st) != AS_OK)
+    wl_epilogue_stats lowered;
+    if (cli_load_design(&o.design, a, &g, &st) != AS_OK ||
+        cli_lower_for_inference(o.design.no_epilogue_fusion, g, &lowered, &st) != AS_OK)
         goto failed;
     ops = malloc(((size_t)g->n_ops + 1) * sizeof *ops);
     if (!ops) {
@@ -287,9 +297,9 @@ int cli_fuse(int argc, char **argv)
         rc = CLI_EXIT_INTERRUPTED;
     }
     if (o.json)
-        print_fuse_json(g, a, &o, &plan, &cost, &base_cost, fu_search_evaluated(s), ops);
+        print_fuse_json(g, a, &o, &lowered, &plan, &cost, &base_cost, fu_search_evaluated(s), ops);
     else
-        print_fuse_table(g, a, &plan, &cost, &base_cost, ops);
+        print_fuse_table(g, a, &o, &lowered, &plan, &cost, &base_cost, ops);
     goto done;
 failed:
     rc = cli_fail(&cmd, &st);

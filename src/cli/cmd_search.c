@@ -105,6 +105,7 @@ static cli_command search_command(cli_option *options, search_cli *c)
     options[n++] = cli_flag("resume", &c->run.resume,
                             "continue the unfinished run of this configuration in --db");
     n += cli_add_model_options(options + n, &c->load, false);
+    options[n++] = cli_epilogue_option(&c->run.no_epilogue_fusion);
     options[n++] = cli_json_option(&c->json);
     return (cli_command){
         .name = "search",
@@ -264,6 +265,7 @@ static void print_front(const se_space *s, const se_result *r)
 /* One workload's result on the chosen design: totals and fusion groups. */
 static void print_workload(const se_workload_result *w)
 {
+    char name[256];
     printf("\n%s (%s): ", w->name, w->validation ? "validation" : "training");
     if (!w->outcome.feasible) {
         printf("infeasible: %s\n", w->outcome.reason);
@@ -281,7 +283,8 @@ static void print_workload(const se_workload_result *w)
         int shown = 0;
         for (int32_t op = 0; op < w->plan.n_ops; op++)
             if (w->plan.group[op] == gid)
-                printf("%s%s", shown++ ? ", " : "", w->graph->ops[op].name);
+                printf("%s%s", shown++ ? ", " : "",
+                       cli_fused_layer_name(w->graph, op, name, sizeof name));
         printf("\n");
     }
 }
@@ -370,6 +373,7 @@ static void json_candidate(cli_json *j, const se_space *s, const se_candidate *c
 /* The chosen design's per-workload results, groups with their layers. */
 static void json_workload(cli_json *j, const se_workload_result *w)
 {
+    char name[256];
     cli_json_begin_object(j);
     cli_json_string_field(j, "model", w->name);
     cli_json_bool_field(j, "validation", w->validation);
@@ -387,7 +391,7 @@ static void json_workload(cli_json *j, const se_workload_result *w)
         cli_json_begin_array(j);
         for (int32_t op = 0; op < w->plan.n_ops; op++)
             if (w->plan.group[op] == gid)
-                cli_json_string(j, w->graph->ops[op].name);
+                cli_json_string(j, cli_fused_layer_name(w->graph, op, name, sizeof name));
         cli_json_end_array(j);
         cli_json_int_field(j, "cycles", gc->cycles);
         cli_json_double_field(j, "energy_pJ", gc->energy_pJ);

@@ -7,6 +7,8 @@
  */
 #include "cli.h"
 
+#include <string.h>
+
 void cli_json_begin_design(cli_json *j, const wl_graph *g, const arch_spec *a)
 {
     cli_json_init(j, stdout);
@@ -98,4 +100,82 @@ void cli_json_weights(cli_json *j, const arch_spec *a, const map_residency *r)
     cli_json_int_field(j, "bytes", r->bytes);
     cli_json_int_field(j, "capacity_bytes", r->capacity_bytes);
     cli_json_end_object(j);
+}
+
+/* ------------------------------------------------------------ epilogues */
+
+cli_option cli_epilogue_option(bool *off)
+{
+    return cli_flag("no-epilogue-fusion", off,
+                    "every op its own layer: the layer-by-layer model, for studies\n"
+                    "(BatchNormalization then stays unfolded in map and fuse; search\n"
+                    "folds it as it always did); default: BN folded into its conv and\n"
+                    "elementwise ops run in their producer's epilogue");
+}
+
+as_code cli_lower_for_inference(bool off, wl_graph *g, wl_epilogue_stats *stats, as_status *st)
+{
+    memset(stats, 0, sizeof *stats);
+    return off ? AS_OK : wl_fuse_epilogues(g, stats, st);
+}
+
+/* Append "+" and name without the dotted prefix it shares with base. */
+static void append_part(char *buf, size_t size, const char *base, const char *name)
+{
+    size_t shared = 0;
+    for (size_t i = 0; base[i] && base[i] == name[i]; i++)
+        if (base[i] == '.')
+            shared = i + 1;
+    size_t used = strlen(buf);
+    if (used + 1 < size)
+        snprintf(buf + used, size - used, "+%s", name + shared);
+}
+
+const char *cli_fused_layer_name(const wl_graph *g, int32_t o, char *buf, size_t size)
+{
+    const char *base = cli_layer_name(g, o);
+    const wl_op *op = &g->ops[o];
+    if (!op->folded_bn && op->epilogue_next < 0)
+        return base;
+    snprintf(buf, size, "%s", base);
+    if (op->folded_bn)
+        append_part(buf, size, base, op->folded_bn);
+    for (int32_t m = op->epilogue_next; m >= 0; m = g->ops[m].epilogue_next)
+        append_part(buf, size, base, cli_layer_name(g, m));
+    return buf;
+}
+
+void cli_print_epilogue_summary(bool off, const wl_epilogue_stats *stats, int32_t n_epilogue_ops)
+{
+    if (off)
+        printf("%-24s off (--no-epilogue-fusion)\n", "epilogue fusion");
+    else
+        printf("%-24s %d ops run in layers' epilogues, %d BatchNormalization folded\n",
+               "epilogue fusion", (int)n_epilogue_ops, stats->n_folded_bn);
+}
+
+void cli_json_epilogue_summary(cli_json *j, bool off, const wl_epilogue_stats *stats,
+                               int32_t n_epilogue_ops)
+{
+    cli_json_bool_field(j, "epilogue_fusion", !off);
+    cli_json_int_field(j, "epilogue_ops", n_epilogue_ops);
+    cli_json_int_field(j, "folded_batchnorms", stats->n_folded_bn);
+}
+
+void cli_json_layer_epilogue(cli_json *j, const wl_graph *g, int32_t o)
+{
+    const wl_op *op = &g->ops[o];
+    if (op->folded_bn)
+        cli_json_string_field(j, "folded_bn", op->folded_bn);
+    if (op->epilogue_next < 0)
+        return;
+    cli_json_key(j, "epilogue");
+    cli_json_begin_array(j);
+    for (int32_t m = op->epilogue_next; m >= 0; m = g->ops[m].epilogue_next) {
+        cli_json_begin_object(j);
+        cli_json_string_field(j, "name", cli_layer_name(g, m));
+        cli_json_string_field(j, "op", g->ops[m].op_type);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
 }

@@ -158,8 +158,11 @@ typedef struct fu_member {
     int32_t *in;       /* index in t[] per input, -1: none or a weight */
     bool *in_reshaped; /* read through a view that changes the shape */
     bool compute;
-    wl_problem problem; /* compute: the whole layer's */
-    int64_t macs;       /* compute: useful MACs; others: vector work */
+    wl_problem problem;             /* compute: the whole layer's */
+    int64_t macs;                   /* compute: useful MACs; others: vector work */
+    int32_t root;                   /* member index of its fused op's root (itself when not an
+                                       epilogue op: wl_fuse_epilogues) */
+    double cycles, epilogue_cycles; /* scratch of tiling.c's cost_tiling */
 } fu_member;
 
 /* A group being costed: its members in topological order (the last is

@@ -35,7 +35,7 @@
  *
  * Data neighbours of an op are the working ops it reaches through one
  * activation tensor (as producer, consumer or fellow consumer), looking
- * through views as plan.c does.
+ * through views as plan.c does; an epilogue op stands for its root.
  *
  * Determinism.  Breeding runs on the calling thread from one random stream
  * (core's as_rng, derived as the mapper's streams are, from the option's
@@ -130,7 +130,12 @@ static int32_t data_neighbours(const wl_graph *g, int32_t o, int32_t *stamp, int
     stack[n_stack++] = o;
     while (n_stack > 0) {
         int32_t p = stack[--n_stack];
-        if (p != o) {
+        const wl_op *at = &g->ops[p];
+        if (at->epilogue_of >= 0 && at->epilogue_of != o) { /* stands for its root */
+            visit_op(at->epilogue_of, stamp, now, stack, &n_stack);
+            continue;
+        }
+        if (p != o && at->epilogue_of != o) {
             if (fu_op_in_plan(g, p))
                 out[n_out++] = p; /* a working op ends the walk: its neighbours are further */
             if (!see_through(g, p))

@@ -9,6 +9,12 @@
  * mapper maps the whole layer with DRAM as backing store and its DRAM
  * traffic, refetches included, is the layer's.
  *
+ * A fused op (a producer with its epilogue, wl_fuse_epilogues) is one
+ * member of a plan: alone, it costs what network.c charges for the layer
+ * with its epilogue; in a group of several, its epilogue ops are members
+ * of the tiled group like any other (tiling.c overlaps their vector
+ * cycles with their root's, as network.c does).
+ *
  * A group of two or more ops runs tile by tile over the output of its
  * last member in topological order (the anchor).  Any set of ops is
  * costed as given: whether it may be a group (convex, connected) is
@@ -219,6 +225,7 @@ static as_code singleton_cost(fu_evaluator *e, int32_t o, fu_group_cost *c, as_s
     } else {
         map_cost_vector_layer(g, &e->a, &e->weights, &r);
     }
+    map_cost_epilogue(g, &e->a, &e->weights, &r);
     map_finish_layer(&e->a, &r);
     c->valid = true;
     c->halo = FU_HALO_RECOMPUTE;
@@ -306,12 +313,15 @@ static as_code group_cost(fu_evaluator *e, const int32_t *sorted, int32_t n, con
     memset(out, 0, sizeof *out);
     if (n == 1)
         return singleton_cost(e, sorted[0], out, st);
-    int32_t *topo = malloc((size_t)n * sizeof *topo), k = 0;
+    int32_t *topo = malloc((size_t)g->n_ops * sizeof *topo), k = 0;
     if (!topo)
         return as_fail(st, AS_ENOMEM, "out of memory for a group of %d ops", n);
-    for (int32_t i = 0; i < g->n_order; i++)
-        if (bsearch(&g->order[i], sorted, (size_t)n, sizeof *sorted, by_op))
-            topo[k++] = g->order[i];
+    for (int32_t i = 0; i < g->n_order; i++) { /* epilogue ops join their root */
+        int32_t o = g->order[i];
+        int32_t root = wl_op_does_work(&g->ops[o]) ? wl_fused_root(g, o) : o;
+        if (bsearch(&root, sorted, (size_t)n, sizeof *sorted, by_op))
+            topo[k++] = o;
+    }
     as_code code = fu_fused_cost(e, topo, k, only, only_halo, out, st);
     free(topo);
     return code;

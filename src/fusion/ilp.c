@@ -31,6 +31,8 @@
  * hit the global buffer).  On chip a tensor takes one word per element
  * (network.c's precision convention).  Views (Reshape, Flatten, ...) pass
  * tensors through: a consumer behind a view reads its producer's tensor.
+ * A layer is a fused op (wl_fuse_epilogues): it reads its epilogue's
+ * extra inputs and writes its last op's output only.
  *
  * The plan: consecutive layers joined by a pinned activation form one
  * group (whole-tensor tiles); ranges of the topological order are convex,
@@ -426,8 +428,9 @@ static void add_reads(builder *b, int32_t p, const wl_op *op)
         for (int j = 0; j < i && !seen; j++)
             seen = op->inputs[j] >= 0 && source_tensor(b->g, b->layer_pos, op->inputs[j]) == t;
         const wl_tensor *tensor = &b->g->tensors[t];
-        if (seen || !moves_through_dram(tensor))
-            continue;
+        int32_t maker = tensor->producer;
+        if (seen || !moves_through_dram(tensor) || (maker >= 0 && b->layer_pos[maker] == p))
+            continue; /* (made inside the layer: an epilogue reads it streaming) */
         double cycles = read_cycles(b, op, i, t);
         b->inst->dram_cycles[p] += cycles;
         if (tensor->kind == WL_TENSOR_WEIGHT) {
@@ -512,10 +515,13 @@ static as_code fill_instance(builder *b, const map_network_result *r, as_status 
         inst->compute_cycles[p] = (double)l->cycles;
         inst->reserved_words[p] = streamed_words(b, l);
     }
-    for (int32_t p = 0; p < r->n_layers; p++) {
-        const wl_op *op = &b->g->ops[r->layers[p].op];
-        add_reads(b, p, op);
-        add_writes(b, p, op);
+    for (int32_t p = 0; p < r->n_layers; p++) { /* a fused op writes its last op's output */
+        int32_t last = r->layers[p].op;
+        for (int32_t m = last; m >= 0; m = b->g->ops[m].epilogue_next) {
+            add_reads(b, p, &b->g->ops[m]);
+            last = m;
+        }
+        add_writes(b, p, &b->g->ops[last]);
     }
     return AS_OK;
 }
@@ -527,7 +533,8 @@ static void count_slots(const wl_graph *g, const map_network_result *r, int32_t 
 {
     int64_t n = 0;
     for (int32_t p = 0; p < r->n_layers; p++)
-        n += g->ops[r->layers[p].op].n_inputs + g->ops[r->layers[p].op].n_outputs;
+        for (int32_t m = r->layers[p].op; m >= 0; m = g->ops[m].epilogue_next)
+            n += g->ops[m].n_inputs + g->ops[m].n_outputs;
     *items = (int32_t)n;
     *savings = (int32_t)(2 * n);
 }
@@ -560,6 +567,9 @@ as_code fu_ilp_instance_from_graph(fu_ilp_instance *inst, const wl_graph *g, con
             b.weight_item[t] = -1;
         for (int32_t p = 0; p < r.n_layers; p++)
             b.layer_pos[r.layers[p].op] = p;
+        for (int32_t op = 0; op < g->n_ops; op++) /* epilogue ops are their root's layer */
+            if (g->ops[op].epilogue_of >= 0 && wl_op_does_work(&g->ops[op]))
+                b.layer_pos[op] = b.layer_pos[g->ops[op].epilogue_of];
         if (b.level >= 0) {
             const arch_level *gm = &a->level[b.level];
             inst->capacity_words = gm->size_words * (gm->instances > 0 ? gm->instances : 1);

@@ -10,6 +10,12 @@
  * path: a Reshape's target shape computed by Shape(x) does not make the
  * Reshape's reader depend on x's producer through it.
  *
+ * Fused ops.  An op that runs in another's epilogue (wl_fuse_epilogues)
+ * is not in the plan: its root stands for it, so a plan's unit is the
+ * producer with its epilogue and no activation can form a group alone.
+ * The root's edges are those of its epilogue ops too (their extra
+ * inputs in, their final output out).
+ *
  * Validity.  Every working op has a group in [0, n_groups) and every
  * group has members; ops that do no work have -1.  Each group is
  *  - connected by data: its members form one component under "consumes
@@ -129,12 +135,25 @@ int32_t fu_through_views(const wl_graph *g, int32_t t)
     return t;
 }
 
-/* The working op behind input tensor t (through views), or -1. */
+/* The working op behind input tensor t (through views; an epilogue op
+ * stands for its fused op's root), or -1. */
 static int32_t data_producer(const wl_graph *g, int32_t t)
 {
     t = fu_through_views(g, t);
     int32_t p = t >= 0 ? g->tensors[t].producer : -1;
+    if (p >= 0 && wl_op_does_work(&g->ops[p]))
+        p = wl_fused_root(g, p);
     return p >= 0 && fu_op_in_plan(g, p) ? p : -1;
+}
+
+/* Inputs of fused op o: those of o and of its epilogue ops (walk with
+ * m = o, then m = g->ops[m].epilogue_next while m >= 0). */
+static int32_t fused_inputs(const wl_graph *g, int32_t o)
+{
+    int32_t n = 0;
+    for (int32_t m = o; m >= 0; m = g->ops[m].epilogue_next)
+        n += g->ops[m].n_inputs;
+    return n;
 }
 
 /* The data edges of g between working ops, as predecessor and successor
@@ -166,7 +185,7 @@ static bool dataflow_init(dataflow *d, const wl_graph *g)
     memset(d, 0, sizeof *d);
     for (int32_t o = 0; o < g->n_ops; o++)
         if (fu_op_in_plan(g, o))
-            edges += (size_t)g->ops[o].n_inputs;
+            edges += (size_t)fused_inputs(g, o);
     d->pred_start = calloc(n + 1, sizeof *d->pred_start);
     d->succ_start = calloc(n + 2, sizeof *d->succ_start);
     d->pred = malloc((edges + 1) * sizeof *d->pred);
@@ -177,13 +196,14 @@ static bool dataflow_init(dataflow *d, const wl_graph *g)
     int32_t m = 0;
     for (int32_t o = 0; o < g->n_ops; o++) {
         d->pred_start[o] = m;
-        for (int i = 0; fu_op_in_plan(g, o) && i < g->ops[o].n_inputs; i++) {
-            int32_t p = data_producer(g, g->ops[o].inputs[i]);
-            if (p >= 0) {
-                d->pred[m++] = p;
-                d->succ_start[p + 2]++;
+        for (int32_t e = fu_op_in_plan(g, o) ? o : -1; e >= 0; e = g->ops[e].epilogue_next)
+            for (int i = 0; i < g->ops[e].n_inputs; i++) {
+                int32_t p = data_producer(g, g->ops[e].inputs[i]);
+                if (p >= 0 && p != o) { /* inside a fused op is no edge */
+                    d->pred[m++] = p;
+                    d->succ_start[p + 2]++;
+                }
             }
-        }
     }
     d->pred_start[g->n_ops] = m;
     for (size_t o = 0; o < n; o++) /* counts at [p + 2] become starts at [p + 1] */
@@ -279,16 +299,17 @@ static bool group_connected(const wl_graph *g, const fu_plan *p, const dataflow 
         for (int32_t k = d->pred_start[o]; k < d->pred_start[o + 1]; k++)
             if (p->group[d->pred[k]] == gid)
                 unite(s->parent, o, d->pred[k]);
-        for (int j = 0; j < g->ops[o].n_inputs; j++) {
-            int32_t t = fu_through_views(g, g->ops[o].inputs[j]);
-            if (t < 0 ||
-                wl_tensor_is_known(&g->tensors[t]) /* sharing a constant is no data in common */)
-                continue;
-            if (s->reader_mark[t] == gid)
-                unite(s->parent, o, s->reader[t]);
-            s->reader_mark[t] = gid;
-            s->reader[t] = o;
-        }
+        for (int32_t e = o; e >= 0; e = g->ops[e].epilogue_next)
+            for (int j = 0; j < g->ops[e].n_inputs; j++) {
+                int32_t t = fu_through_views(g, g->ops[e].inputs[j]);
+                if (t < 0 || wl_tensor_is_known(
+                                 &g->tensors[t]) /* sharing a constant is no data in common */)
+                    continue;
+                if (s->reader_mark[t] == gid)
+                    unite(s->parent, o, s->reader[t]);
+                s->reader_mark[t] = gid;
+                s->reader[t] = o;
+            }
     }
     for (int32_t i = 1; i < n; i++)
         if (root_of(s->parent, mem[i]) != root_of(s->parent, mem[0])) {

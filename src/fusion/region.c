@@ -206,7 +206,7 @@ static bool read_outside(const fu_group *gr, int32_t t, int depth)
         if (wl_op_kind_category(op->kind) == WL_CAT_VIEW) {
             if (op->inputs[0] == t && depth < 64 && read_outside(gr, op->outputs[0], depth + 1))
                 return true;
-        } else if (fu_op_in_plan(g, c[k]) && member_index(gr, c[k]) < 0) {
+        } else if (wl_op_does_work(op) && member_index(gr, c[k]) < 0) {
             return true;
         }
     }
@@ -291,6 +291,9 @@ as_code fu_group_init(fu_group *gr, fu_evaluator *e, const int32_t *ops, int32_t
         fu_member *m = &gr->m[i];
         const wl_op *op = &g->ops[m->op];
         m->out = gtensor_of(gr, op->outputs[0]);
+        m->root = member_index(gr, wl_fused_root(g, m->op));
+        if (m->root < 0)
+            m->root = i;
         for (int k = 1; k < op->n_outputs; k++)
             gtensor_of(gr, op->outputs[k]);
         m->compute = map_op_is_compute(op);

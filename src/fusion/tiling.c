@@ -50,12 +50,12 @@
  * Other members are the vector unit of network.c: its work scaled the
  * same way, at one MAC's energy, no DRAM round trip.
  *
- * Group cycles = max(sum of the members' cycles, DRAM bytes / DRAM
- * bandwidth): with double buffering the next tile's transfers overlap
- * this tile's compute.  Energy = on-chip (recompute included) + DRAM.
- * The tile and halo mode with the least energy x cycles win.  Mapping is
- * the expensive part, so only some shapes are mapped: the largest tile
- * that fits, and the MAPPED_TILE_SHAPES best by an estimate (DRAM energy
+ * Group cycles = max(sum over the fused ops of max(root's cycles, its
+ * epilogue ops' cycles) -- an epilogue streams with its root, as in
+ * network.c -- , DRAM bytes / DRAM bandwidth): with double buffering the next tile's transfers
+ * overlap this tile's compute.  Energy = on-chip (recompute included) + DRAM. The tile and halo
+ * mode with the least energy x cycles win.  Mapping is the expensive part, so only some shapes are
+ * mapped: the largest tile that fits, and the MAPPED_TILE_SHAPES best by an estimate (DRAM energy
  * + one MAC's energy per MAC executed, times max(MACs at peak rate, DRAM
  * cycles)).
  */
@@ -230,12 +230,14 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
     double onchip = 0, cycles = 0;
     int64_t recomputed = 0, useful = 0;
     memset(c, 0, sizeof *c);
+    for (int32_t i = 0; i < gr->n; i++)
+        gr->m[i].cycles = gr->m[i].epilogue_cycles = 0;
     for (int32_t i = 0; i < gr->n; i++) {
-        const fu_member *m = &gr->m[i];
+        fu_member *m = &gr->m[i];
         double work = executed_work(gr, m, tl->halo);
         if (!m->compute) {
             onchip += work * e->a.compute.mac_pJ;
-            cycles += ceil(work / map_vector_lanes(&e->a));
+            m->cycles = ceil(work / map_vector_lanes(&e->a));
             continue;
         }
         wl_problem p = tile_problem(gr, m);
@@ -253,7 +255,7 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
         double tile_energy, tile_cycles, tile_macs = (double)wl_problem_macs(&p);
         onchip_share(e, &me->eval, &tile_energy, &tile_cycles);
         onchip += tile_energy * work / tile_macs;
-        cycles += ceil(tile_cycles * work / tile_macs);
+        m->cycles = ceil(tile_cycles * work / tile_macs);
         int64_t executed = llround(work);
         useful += m->macs;
         const fu_gtensor *out = &gr->t[m->out];
@@ -262,6 +264,14 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
         int64_t needed = llround((double)m->macs * produced);
         recomputed += executed > needed ? executed - needed : 0;
     }
+    /* An epilogue op streams with its root (network.c, "Epilogues"): a
+     * fused op takes the longer of its root's and its epilogue's cycles. */
+    for (int32_t i = 0; i < gr->n; i++)
+        if (gr->m[i].root != i)
+            gr->m[gr->m[i].root].epilogue_cycles += gr->m[i].cycles;
+    for (int32_t i = 0; i < gr->n; i++)
+        if (gr->m[i].root == i)
+            cycles += fmax(gr->m[i].cycles, gr->m[i].epilogue_cycles);
     c->valid = true;
     c->tile = tl->tile;
     c->halo = tl->halo;

@@ -347,8 +347,9 @@ typedef struct map_layer_result {
     double energy_by_component_pJ[MAP_N_COMPONENTS]; /* map_component */
     double utilization;
     int64_t dram_bytes;
-    map_mapping mapping; /* compute ops */
-    wl_problem problem;  /* compute ops: the problem mapped (padded when padding was chosen) */
+    map_mapping mapping;    /* compute ops */
+    wl_problem problem;     /* compute ops: the problem mapped (padded when padding was chosen) */
+    int32_t n_epilogue_ops; /* ops run in the layer's epilogue (wl_fuse_epilogues) */
 } map_layer_result;
 
 typedef struct map_network_result {
@@ -366,7 +367,8 @@ typedef struct map_network_result {
     int64_t macs;        /* useful MACs of all layers */
     double utilization;  /* macs / (peak MACs per cycle * cycles) */
     double energy_by_component_pJ[MAP_N_COMPONENTS];
-    int32_t n_unmapped; /* compute layers left unmapped (interrupted runs only) */
+    int32_t n_unmapped;     /* compute layers left unmapped (interrupted runs only) */
+    int32_t n_epilogue_ops; /* ops run in layers' epilogues (not layers of their own) */
     /* The precision conversion (network.c, "Precision"): compute layers
      * that keep a data space in on-chip words narrower than its tensor
      * (narrowed to the words there, at the tensor's precision in DRAM);
@@ -492,6 +494,24 @@ void map_cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_probl
  * with the weights where res says (NULL: streamed). */
 void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, const map_residency *res,
                            map_layer_result *r);
+
+/* What the epilogue of fused op `root` (wl_fuse_epilogues) adds to it. */
+typedef struct map_epilogue {
+    int32_t n_ops;
+    int64_t vector_ops;          /* element operations on the vector unit */
+    int64_t extra_input_bytes;   /* activations from outside the fused op, each once */
+    int64_t weight_bytes;        /* the epilogue ops' weights (biases, scales), each once */
+    int64_t weight_words;        /* the same in elements (one word each on chip) */
+    int64_t output_bytes_change; /* final output's bytes minus the root's output's */
+} map_epilogue;
+void map_epilogue_work(const wl_graph *g, int32_t root, map_epilogue *out);
+/* Add the epilogue of layer r's op to r's costs (network.c, "Epilogues"):
+ * vector work overlapped with the layer, extra inputs read, its weights
+ * read from DRAM or, when res says resident (NULL: streamed), from the
+ * resident level, the final output written instead of the root's;
+ * nothing when it has none. */
+void map_cost_epilogue(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                       map_layer_result *r);
 /* Per-layer energy total and utilisation from the components. */
 void map_finish_layer(const arch_spec *a, map_layer_result *l);
 

@@ -551,13 +551,107 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, const map_resi
     }
 }
 
+/* ------------------------------------------------------------ epilogues */
+
+/* Whether tensor t is produced inside fused op `root`. */
+static bool made_inside(const wl_graph *g, int32_t root, int32_t t)
+{
+    int32_t p = g->tensors[t].producer;
+    return p >= 0 && wl_fused_root(g, p) == root;
+}
+
+/* Whether input i of epilogue op m of root reads a tensor that an
+ * earlier epilogue op (or m, at an earlier input) already read. */
+static bool read_before(const wl_graph *g, int32_t root, int32_t m, int i)
+{
+    int32_t t = g->ops[m].inputs[i];
+    for (int32_t k = g->ops[root].epilogue_next; k >= 0; k = g->ops[k].epilogue_next)
+        for (int j = 0; j < g->ops[k].n_inputs; j++) {
+            if (k == m && j == i)
+                return false;
+            if (g->ops[k].inputs[j] == t)
+                return true;
+        }
+    return false;
+}
+
+void map_epilogue_work(const wl_graph *g, int32_t root, map_epilogue *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int32_t m = g->ops[root].epilogue_next; m >= 0; m = g->ops[m].epilogue_next) {
+        const wl_op *op = &g->ops[m];
+        wl_op_stats s;
+        wl_op_stats_get(g, m, &s);
+        out->vector_ops += wl_op_vector_ops(g, op, &s);
+        out->n_ops++;
+        for (int i = 0; i < op->n_inputs; i++) {
+            int32_t t = op->inputs[i];
+            if (t < 0 || made_inside(g, root, t) || read_before(g, root, m, i))
+                continue;
+            const wl_tensor *x = &g->tensors[t];
+            int64_t bytes = wl_tensor_bytes(x) > 0 ? wl_tensor_bytes(x) : 0;
+            if (x->kind == WL_TENSOR_WEIGHT) {
+                out->weight_bytes += bytes;
+                out->weight_words += wl_tensor_elements(x);
+            } else if (!wl_tensor_is_known(x))
+                out->extra_input_bytes += bytes;
+        }
+    }
+    const wl_op *r = &g->ops[root];
+    int32_t final = wl_fused_output(g, root);
+    if (out->n_ops > 0 && r->n_outputs > 0 && final >= 0)
+        out->output_bytes_change =
+            wl_tensor_bytes(&g->tensors[final]) - wl_tensor_bytes(&g->tensors[r->outputs[0]]);
+}
+
+/*
+ * Epilogues (wl_fuse_epilogues): the elementwise ops attached to a layer
+ * run on the vector unit as its output streams out of the MAC array (or
+ * the vector unit, for a non-compute root).  Their intermediates never
+ * cross DRAM; the layer writes the fused op's final output instead of its
+ * own (output_bytes_change: zero when the shapes and precisions agree,
+ * more for a broadcasting squeeze-excite scale) and reads the epilogue's
+ * extra inputs (a residual, a scale) once, and its weights (a bias) once
+ * from DRAM, or from the resident level when res says the weights are
+ * resident.  Work = the epilogue ops' vector operations, at one MAC's
+ * energy each.  Cycles: assumed
+ * overlapped -- the vector unit consumes the output as it is produced, so
+ * the layer takes max(its own cycles, work / vector lanes, DRAM time of
+ * all its bytes): it keeps pace where work / lanes <= the producer's
+ * cycles and sets the pace where not.
+ */
+void map_cost_epilogue(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                       map_layer_result *r)
+{
+    map_epilogue ep;
+    map_epilogue_work(g, r->op, &ep);
+    r->n_epilogue_ops = ep.n_ops;
+    if (ep.n_ops == 0)
+        return;
+    bool resident = res && res->resident;
+    int64_t bytes =
+        ep.extra_input_bytes + (resident ? 0 : ep.weight_bytes) + ep.output_bytes_change;
+    r->dram_bytes += bytes;
+    r->energy_by_component_pJ[MAP_COMP_DRAM] += map_dram_pJ(a, bytes);
+    r->energy_by_component_pJ[MAP_COMP_VECTOR] += (double)ep.vector_ops * a->compute.mac_pJ;
+    int64_t vector_cycles = (int64_t)ceil((double)ep.vector_ops / map_vector_lanes(a));
+    r->cycles = max_i64(r->cycles, max_i64(vector_cycles, map_dram_cycles(a, r->dram_bytes)));
+    if (resident) {
+        double read_pJ;
+        int64_t read_cycles;
+        map_resident_read(a, res, ep.weight_words, &read_pJ, &read_cycles);
+        r->energy_by_component_pJ[MAP_COMP_ONCHIP] += read_pJ;
+        r->cycles = max_i64(r->cycles, read_cycles);
+    }
+}
+
 /* ------------------------------------------------------------- layers */
 
-/* An op that does work at run time (see "Layers" at the top). */
+/* An op that does work at run time and does not run in another's
+ * epilogue (see "Layers" at the top). */
 bool map_op_is_layer(const wl_op *op)
 {
-    wl_op_category c = wl_op_kind_category(op->kind);
-    return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_SHAPE && c != WL_CAT_UNKNOWN;
+    return wl_op_does_work(op) && op->epilogue_of < 0;
 }
 
 bool map_op_is_compute(const wl_op *op)
@@ -577,8 +671,9 @@ static as_code collect_layers(const wl_graph *g, const char *only_layer, class_t
     }
     if (only_layer && n == 0)
         return as_fail(st, AS_EINVAL,
-                       "%s: no layer named '%s' (views and folded ops are not layers)", g->source,
-                       only_layer);
+                       "%s: no layer named '%s' (views and folded ops are not layers; an op in "
+                       "a producer's epilogue runs in the producer's layer)",
+                       g->source, only_layer);
     r->layers = calloc((size_t)(n > 0 ? n : 1), sizeof *r->layers);
     if (!r->layers || !class_table_init(t, n))
         return as_fail(st, AS_ENOMEM, "%s: out of memory for %d layers", g->source, n);
@@ -636,6 +731,7 @@ static void sum_layers(const arch_spec *a, map_network_result *r)
         r->macs += l->macs;
         r->dram_bytes += l->dram_bytes;
         r->n_unmapped += !l->mapped;
+        r->n_epilogue_ops += l->n_epilogue_ops;
         for (int c = 0; c < MAP_N_COMPONENTS; c++)
             r->energy_by_component_pJ[c] += l->energy_by_component_pJ[c];
     }
@@ -709,6 +805,8 @@ as_code map_network_evaluate(const wl_graph *g, const arch_spec *a, const map_ne
             map_cost_compute_layer(g, seen, &out->weights, &t.cls[l->problem_class].out, l);
         else
             map_cost_vector_layer(g, seen, &out->weights, l);
+        if (l->mapped)
+            map_cost_epilogue(g, seen, &out->weights, l);
         map_finish_layer(seen, l);
     }
     sum_layers(seen, out);

@@ -74,7 +74,8 @@ static int64_t weight_room_per_instance(const arch_level *L)
     return split ? L->size_words_by_ds[WL_DS_WEIGHTS] : L->size_words;
 }
 
-/* Elements of every weight tensor the layers of g read, each once. */
+/* Elements of every weight tensor the layers of g (and the ops in their
+ * epilogues) read, each once. */
 static as_code weight_footprint_words(const wl_graph *g, int64_t *words, as_status *st)
 {
     bool *seen = calloc((size_t)(g->n_tensors > 0 ? g->n_tensors : 1), sizeof *seen);
@@ -83,7 +84,7 @@ static as_code weight_footprint_words(const wl_graph *g, int64_t *words, as_stat
     *words = 0;
     for (int32_t k = 0; k < g->n_order; k++) {
         const wl_op *op = &g->ops[g->order[k]];
-        if (!map_op_is_layer(op))
+        if (!wl_op_does_work(op)) /* a layer, or an op in a layer's epilogue */
             continue;
         for (int i = 0; i < op->n_inputs; i++) {
             int32_t t = op->inputs[i];

@@ -37,13 +37,14 @@ struct se_models {
     int n;
     const se_workload *workload;
     wl_precision precision;
+    bool epilogue_fusion;
     prepared ready[SE_MAX_WORKLOADS][MAX_BATCHES];
     int n_ready[SE_MAX_WORKLOADS];
     omp_lock_t lock;
 };
 
 as_code se_models_new(se_models **out, const se_workload *w, int n, wl_precision precision,
-                      as_status *st)
+                      bool epilogue_fusion, as_status *st)
 {
     *out = NULL;
     if (n < 1 || n > SE_MAX_WORKLOADS)
@@ -54,6 +55,7 @@ as_code se_models_new(se_models **out, const se_workload *w, int n, wl_precision
     m->n = n;
     m->workload = w;
     m->precision = precision;
+    m->epilogue_fusion = epilogue_fusion;
     omp_init_lock(&m->lock);
     *out = m;
     return AS_OK;
@@ -71,7 +73,8 @@ void se_models_free(se_models *m)
 }
 
 /* Deployment as the search assumes it: batch, BN folded into the convs,
- * the space's precision, elementwise ops marked fusable. */
+ * elementwise ops in their producers' epilogues (or, without epilogue
+ * fusion, only marked fusable), the space's precision. */
 as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out, as_status *st)
 {
     wl_onnx_options onnx = {.allow_unknown_ops = m->workload[i].allow_unknown_ops, .batch = batch};
@@ -80,13 +83,14 @@ as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out,
     if (code == AS_OK && batch != 1)
         code = wl_set_batch(g, batch, st);
     if (code == AS_OK)
-        code = wl_fold_batchnorm(g, NULL, st);
+        code = m->epilogue_fusion ? wl_fuse_epilogues(g, NULL, st) : wl_fold_batchnorm(g, NULL, st);
     if (code != AS_OK) {
         wl_graph_free(g);
         return code;
     }
     wl_set_precision(g, m->precision);
-    wl_mark_fusable(g);
+    if (!m->epilogue_fusion)
+        wl_mark_fusable(g);
     *out = g;
     return AS_OK;
 }

@@ -129,15 +129,15 @@ void se_run_config_text(const se_space *s, const se_workload *workloads, int n_w
     uint64_t space_digest = as_hash_bytes(s->param, sizeof s->param, AS_HASH_SEED);
     space_digest = as_hash_bytes(&s->limits, sizeof s->limits, space_digest);
     space_digest = as_hash_bytes(s->baseline, sizeof s->baseline, space_digest);
-    int n =
-        snprintf(buf, size,
-                 "accelsearch search 1\nspace %s %016llx\nalgo %s\nbudget %lld\nbatch %d\n"
-                 "sw_budget %lld\nsh_rounds %d\nmap_budget %lld\nweights %s\naggregate %s\n"
-                 "scalar %s\nobjectives",
-                 s->name, (unsigned long long)space_digest, se_algo_name(o->algo),
-                 (long long)o->budget, o->batch, (long long)o->sw_budget, o->sh_rounds,
-                 (long long)o->map_budget, map_weights_name(o->weights),
-                 o->aggregate == SE_AGG_GEOMEAN ? "geomean" : "sum", se_objective_name(o->scalar));
+    int n = snprintf(
+        buf, size,
+        "accelsearch search 1\nspace %s %016llx\nalgo %s\nbudget %lld\nbatch %d\n"
+        "sw_budget %lld\nsh_rounds %d\nmap_budget %lld\nweights %s\naggregate %s\nscalar %s\n"
+        "epilogue_fusion %s\nobjectives",
+        s->name, (unsigned long long)space_digest, se_algo_name(o->algo), (long long)o->budget,
+        o->batch, (long long)o->sw_budget, o->sh_rounds, (long long)o->map_budget,
+        map_weights_name(o->weights), o->aggregate == SE_AGG_GEOMEAN ? "geomean" : "sum",
+        se_objective_name(o->scalar), o->no_epilogue_fusion ? "off" : "on");
     for (int k = 0; k < o->n_objectives && n >= 0 && (size_t)n < size; k++)
         n += snprintf(buf + n, size - (size_t)n, " %s", se_objective_name(o->objectives[k]));
     for (int i = 0; i < n_workloads && n >= 0 && (size_t)n < size; i++)
@@ -878,7 +878,8 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
     r.final_budget = r.sw.chunk * ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
     r.sw.map_budget = o->map_budget;
     r.sw.weights = o->weights;
-    code = se_models_new(&r.models, workloads, n_workloads, s->precision, st);
+    code =
+        se_models_new(&r.models, workloads, n_workloads, s->precision, !o->no_epilogue_fusion, st);
     /* Every model loads before anything is stored: a bad path fails now. */
     for (int i = 0; i < n_workloads && code == AS_OK; i++) {
         const wl_graph *g;

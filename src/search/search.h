@@ -315,7 +315,9 @@ double se_engine_update_limit(const se_engine *e);
 
 /* A model the run loads (zoo name or ONNX path) and prepares for
  * deployment: batch (the design's native batch), BN folded into convs,
- * the space's precision, fusable ops marked. */
+ * elementwise ops in their producers' epilogues (wl_fuse_epilogues;
+ * marked fusable only, with se_run_options.no_epilogue_fusion), the
+ * space's precision. */
 typedef struct se_workload {
     const char *model;
     bool validation;        /* evaluated on the chosen design only */
@@ -343,12 +345,15 @@ typedef struct se_run_options {
     se_objective objectives[SE_MAX_OBJECTIVES]; /* Pareto front and hypervolume */
     se_objective scalar; /* single-objective engines, and the fusion search's report */
     se_aggregate aggregate;
-    int64_t sw_budget;       /* fusion plans per candidate at full fidelity */
-    int sh_rounds;           /* CASCO: successive-halving rounds (budgets double) */
-    int64_t map_budget;      /* mappings per distinct tile problem */
-    map_weights weights;     /* per candidate: AUTO (by its capacity), resident or streamed */
-    const char *db_path;     /* NULL: no store */
-    bool resume;             /* continue the matching unfinished run in db_path */
+    int64_t sw_budget;   /* fusion plans per candidate at full fidelity */
+    int sh_rounds;       /* CASCO: successive-halving rounds (budgets double) */
+    int64_t map_budget;  /* mappings per distinct tile problem */
+    map_weights weights; /* per candidate: AUTO (by its capacity), resident or streamed */
+    const char *db_path; /* NULL: no store */
+    bool resume;         /* continue the matching unfinished run in db_path */
+    /* Every op its own layer (BN still folded): the model before epilogue
+     * fusion (wl_fuse_epilogues), for studies. */
+    bool no_epilogue_fusion;
     volatile int *stop_flag; /* set (SIGINT) to stop after the candidates in flight */
     void (*progress)(void *user, const se_progress *p); /* may be NULL */
     void *progress_user;

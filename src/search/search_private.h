@@ -27,7 +27,7 @@ void se_ranked_sort(se_ranked *v, int64_t n);
 /* The run's workloads, each prepared once per native batch it is run at
  * (loaded, batch set, BN folded, precision set, fusable ops marked). */
 as_code se_models_new(se_models **out, const se_workload *w, int n, wl_precision precision,
-                      as_status *st);
+                      bool epilogue_fusion, as_status *st);
 void se_models_free(se_models *m);
 /* Workload i prepared at batch (loaded on first use; thread-safe), and
  * its off-chip footprint in bytes: weights plus the largest working set

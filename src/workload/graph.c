@@ -323,6 +323,7 @@ int32_t wl_add_op(wl_graph *g, wl_op_kind kind, const char *name, const char *op
     else
         wl_attrs_default(&op->attrs, kind);
     op->source_index = g->n_ops;
+    op->epilogue_of = op->epilogue_next = -1;
     for (int i = 0; i < n_outputs; i++)
         g->tensors[outputs[i]].producer = g->n_ops;
     drop_index(g);
@@ -624,6 +625,7 @@ as_code wl_graph_compact(wl_graph *g, as_status *st)
             continue;
         wl_op *op = &g->ops[n_ops];
         *op = g->ops[o];
+        op->epilogue_of = op->epilogue_next = -1; /* op indices change: attach again */
         for (int i = 0; i < op->n_inputs; i++)
             if (op->inputs[i] >= 0)
                 op->inputs[i] = new_index[op->inputs[i]];

@@ -10,6 +10,7 @@
 #include "ops_private.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ precision */
@@ -188,6 +189,7 @@ as_code wl_fold_batchnorm(wl_graph *g, int *n_folded, as_status *st)
         /* The conv now writes the BN's output; the BN and the conv's old
          * output drop out at compaction. */
         bn = &g->ops[o];
+        g->ops[c].folded_bn = bn->name;
         g->ops[c].outputs[0] = bn->outputs[0];
         g->tensors[bn->outputs[0]].producer = c;
         bn->dead = true;
@@ -224,6 +226,202 @@ void wl_mark_fusable(wl_graph *g)
                           wl_consumer_count(g, t) == 1;
         }
     }
+}
+
+/* -------------------------------------------------------------- epilogues */
+
+bool wl_op_does_work(const wl_op *op)
+{
+    wl_op_category c = wl_op_kind_category(op->kind);
+    return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_SHAPE && c != WL_CAT_UNKNOWN;
+}
+
+int32_t wl_fused_output(const wl_graph *g, int32_t root)
+{
+    int32_t last = root;
+    for (int32_t m = g->ops[root].epilogue_next; m >= 0; m = g->ops[m].epilogue_next)
+        last = m;
+    return g->ops[last].n_outputs > 0 ? g->ops[last].outputs[0] : -1;
+}
+
+/* An op that may run in another's epilogue: working, elementwise (one
+ * fixed count of vector operations per output element) and with one
+ * output. */
+static bool epilogue_kind(const wl_op *op)
+{
+    return wl_op_does_work(op) && wl_op_def_of(op->kind)->fusable && op->n_outputs == 1 &&
+           wl_op_vector_class(op->kind) == WL_VEC_PER_OUTPUT;
+}
+
+/* The root whose fused op E would extend: among E's inputs produced by a
+ * working op (through a member, its root), the one computed last in
+ * topological order, so that E's other inputs are ready when it streams;
+ * -1 when none, or when another input comes from an op ordered after that
+ * root (the fused op would then run before its operand exists in the
+ * order the layers are listed and fused in).  position[] is each op's
+ * place in g->order. */
+static int32_t epilogue_target(const wl_graph *g, const wl_op *e, const int32_t *position)
+{
+    int32_t best = -1, best_position = -1;
+    for (int i = 0; i < e->n_inputs; i++) {
+        int32_t t = e->inputs[i];
+        int32_t p = t >= 0 ? g->tensors[t].producer : -1;
+        if (p < 0 || !wl_op_does_work(&g->ops[p]) || wl_is_graph_output(g, t))
+            continue;
+        if (position[p] > best_position) {
+            best_position = position[p];
+            best = wl_fused_root(g, p);
+        }
+    }
+    for (int i = 0; i < e->n_inputs && best >= 0; i++) {
+        int32_t t = e->inputs[i];
+        int32_t p = t >= 0 ? g->tensors[t].producer : -1;
+        if (p >= 0 && wl_op_does_work(&g->ops[p]) && wl_fused_root(g, p) != best &&
+            position[p] > position[best])
+            return -1;
+    }
+    return best;
+}
+
+/* Whether tensor t, produced inside fused op `root`, is read by an op
+ * outside it or is a graph output. */
+static bool leaves_fused_op(const wl_graph *g, int32_t root, int32_t t)
+{
+    if (wl_is_graph_output(g, t))
+        return true;
+    for (int32_t k = 0; k < wl_consumer_count(g, t); k++) {
+        const wl_op *c = &g->ops[wl_consumer_list(g, t)[k]];
+        if (!c->dead && wl_fused_root(g, wl_consumer_list(g, t)[k]) != root)
+            return true;
+    }
+    return false;
+}
+
+/* Whether fused op `root` lets exactly one tensor leave, and that one is
+ * its last op's output: no intermediate crosses DRAM, and nothing outside
+ * runs between its ops. */
+static bool fused_op_closed(const wl_graph *g, int32_t root)
+{
+    for (int32_t m = root; m >= 0; m = g->ops[m].epilogue_next) {
+        const wl_op *op = &g->ops[m];
+        bool last = op->epilogue_next < 0;
+        for (int i = 0; i < op->n_outputs; i++)
+            if (op->outputs[i] >= 0 && !(last && i == 0) &&
+                leaves_fused_op(g, root, op->outputs[i]))
+                return false;
+    }
+    return true;
+}
+
+/* Detach the last epilogue op of root (which has one); returns it. */
+static int32_t drop_last_epilogue_op(wl_graph *g, int32_t root)
+{
+    int32_t before = root;
+    while (g->ops[g->ops[before].epilogue_next].epilogue_next >= 0)
+        before = g->ops[before].epilogue_next;
+    int32_t last = g->ops[before].epilogue_next;
+    g->ops[before].epilogue_next = -1;
+    g->ops[last].epilogue_of = -1;
+    return last;
+}
+
+/*
+ * The rule.  In topological order, an elementwise op E (epilogue_kind)
+ * joins the fused op of the producer of one of its inputs -- the producer
+ * computed last, so that E's other operands (a residual, a squeeze-excite
+ * scale, a bias) are ready and are read as extra inputs while the output
+ * streams -- when that input is not a graph output.  Joining builds
+ * chains and small DAGs alike (SiLU's x * Sigmoid(x), GELU's Erf chain).
+ * Then each fused op must be closed (fused_op_closed): only its last op's
+ * output leaves it; if not, its epilogue ops are detached from the last
+ * back until it is (a root alone always is), and the pass runs again with
+ * each detached op barred from that root: it may then start a fused op
+ * of its own (DenseNet's BN + Relu after a pooled tensor that later
+ * concatenations read too).  An op read through a view counts as read
+ * outside.
+ */
+static int attach_pass(wl_graph *g, const int32_t *position, int32_t *tail, int32_t *barred)
+{
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        g->ops[o].epilogue_of = g->ops[o].epilogue_next = -1;
+        tail[o] = o;
+    }
+    for (int32_t k = 0; k < g->n_order; k++) {
+        int32_t e = g->order[k];
+        if (!epilogue_kind(&g->ops[e]))
+            continue;
+        int32_t root = epilogue_target(g, &g->ops[e], position);
+        if (root < 0 || root == barred[e])
+            continue;
+        g->ops[e].epilogue_of = root;
+        g->ops[tail[root]].epilogue_next = e;
+        tail[root] = e;
+    }
+    int detached = 0;
+    for (int32_t k = 0; k < g->n_order; k++) {
+        int32_t root = g->order[k];
+        if (g->ops[root].epilogue_of >= 0)
+            continue;
+        while (g->ops[root].epilogue_next >= 0 && !fused_op_closed(g, root)) {
+            barred[drop_last_epilogue_op(g, root)] = root;
+            detached++;
+        }
+    }
+    return detached;
+}
+
+/* Passes of attach_pass at most: each bars at least one (op, root) pair,
+ * and a bar only matters along a chain of elementwise ops. */
+#define MAX_ATTACH_PASSES 16
+
+static as_code attach_epilogues(wl_graph *g, wl_epilogue_stats *stats, as_status *st)
+{
+    size_t n = (size_t)g->n_ops + 1;
+    int32_t *position = malloc(n * sizeof *position), *tail = malloc(n * sizeof *tail);
+    int32_t *barred = malloc(n * sizeof *barred);
+    if (!position || !tail || !barred) {
+        free(position);
+        free(tail);
+        free(barred);
+        return as_fail(st, AS_ENOMEM, "%s: out of memory fusing epilogues", g->source);
+    }
+    for (int32_t o = 0; o < g->n_ops; o++)
+        position[o] = barred[o] = -1;
+    for (int32_t k = 0; k < g->n_order; k++)
+        position[g->order[k]] = k;
+    int detached = 1;
+    for (int pass = 0; pass < MAX_ATTACH_PASSES && detached > 0; pass++)
+        detached = attach_pass(g, position, tail, barred);
+    for (int32_t o = 0; o < g->n_ops; o++) { /* an unfinished pass leaves ops alone */
+        g->ops[o].fusable = false;
+        if (detached > 0)
+            g->ops[o].epilogue_of = g->ops[o].epilogue_next = -1;
+    }
+    for (int32_t root = 0; root < g->n_ops; root++) {
+        if (g->ops[root].epilogue_of >= 0 || g->ops[root].epilogue_next < 0)
+            continue;
+        stats->n_fused_roots++;
+        for (int32_t m = g->ops[root].epilogue_next; m >= 0; m = g->ops[m].epilogue_next) {
+            g->ops[m].fusable = true;
+            stats->n_epilogue++;
+        }
+    }
+    free(position);
+    free(tail);
+    free(barred);
+    return AS_OK;
+}
+
+as_code wl_fuse_epilogues(wl_graph *g, wl_epilogue_stats *stats, as_status *st)
+{
+    wl_epilogue_stats own;
+    if (!stats)
+        stats = &own;
+    memset(stats, 0, sizeof *stats);
+    as_code rc = wl_fold_batchnorm(g, &stats->n_folded_bn, st);
+    if (rc == AS_OK)
+        rc = wl_graph_index(g, st);
+    return rc == AS_OK ? attach_epilogues(g, stats, st) : rc;
 }
 
 /* ---------------------------------------------------------------- pruning */

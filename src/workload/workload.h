@@ -342,6 +342,16 @@ typedef struct wl_op {
     /* Set by transforms that remove an op (BN folding); wl_graph_compact
      * drops dead ops. */
     bool dead;
+    /* Set by wl_fold_batchnorm on the conv that took a BatchNormalization
+     * in: the BN's node name (arena), NULL when none. */
+    const char *folded_bn;
+    /* Set by wl_fuse_epilogues (-1 otherwise, and again after
+     * wl_graph_compact renumbers the ops): the op whose output pipeline
+     * this op runs in (the root of its fused op); and, in a root and in
+     * each of its epilogue ops, the next epilogue op in topological order
+     * (-1: the last).  A root's epilogue is thus root.epilogue_next, ... */
+    int32_t epilogue_of;
+    int32_t epilogue_next;
 } wl_op;
 
 /* ----------------------------------------------------------------- graph */
@@ -673,6 +683,32 @@ as_code wl_fold_batchnorm(wl_graph *g, int *n_folded, as_status *st);
 /* Mark elementwise and activation ops whose data input comes from a single
  * producer that they alone consume as fusable into that producer. */
 void wl_mark_fusable(wl_graph *g);
+/* An op that does work at run time: live, unfolded, not a view, shape
+ * arithmetic or an unknown op type (whether or not it runs in an epilogue). */
+bool wl_op_does_work(const wl_op *op);
+
+/* What wl_fuse_epilogues did. */
+typedef struct wl_epilogue_stats {
+    int n_folded_bn;   /* BatchNormalization ops folded into their conv */
+    int n_epilogue;    /* ops attached to a producer's epilogue */
+    int n_fused_roots; /* producers that received an epilogue */
+} wl_epilogue_stats;
+
+/* Inference lowering as accelerator compilers do it (XLA, TVM): fold
+ * BatchNormalization into its conv (wl_fold_batchnorm), then attach to each
+ * working op the elementwise ops (wl_op_def.fusable) that consume its
+ * output alone, so that they run on the vector unit as that output streams
+ * out (transform.c states the rule).  Sets epilogue_of/epilogue_next and
+ * the fusable marks; stats may be NULL. */
+as_code wl_fuse_epilogues(wl_graph *g, wl_epilogue_stats *stats, as_status *st);
+/* The tensor fused op `root` leaves behind: output 0 of its last epilogue
+ * op, or its own output 0. */
+int32_t wl_fused_output(const wl_graph *g, int32_t root);
+/* The root of op o's fused op: epilogue_of, or o itself. */
+static inline int32_t wl_fused_root(const wl_graph *g, int32_t o)
+{
+    return g->ops[o].epilogue_of >= 0 ? g->ops[o].epilogue_of : o;
+}
 /* Unstructured pruning: weight density of compute op `op_name` (NULL: every
  * compute op with weights) to density in (0, 1]. */
 as_code wl_prune_unstructured(wl_graph *g, const char *op_name, double density, as_status *st);
