@@ -283,8 +283,8 @@ static void print_network_table(const wl_graph *g, const arch_spec *a, const map
            r->n_distinct_problems, r->n_layers, (long long)r->mappings_evaluated);
     cli_print_epilogue_summary(no_epilogue, lowered, r->n_epilogue_ops);
     for (int c = 0; c < MAP_N_COMPONENTS; c++)
-        printf("%-24s %.6g pJ\n", c == 0 ? "energy by component" : "",
-               r->energy_by_component_pJ[c]);
+        printf("%-24s %-15s %.6g pJ\n", c == 0 ? "energy by component" : "",
+               map_component_name((map_component)c), r->energy_by_component_pJ[c]);
     map_op_type_total by_type[WL_OP_COUNT];
     int n = map_network_by_op_type(g, r, by_type);
     printf("\n%-20s %7s %16s %8s %16s %14s\n", "op type", "layers", "cycles", "share", "energy pJ",
