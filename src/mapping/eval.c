@@ -125,7 +125,8 @@ static bool check_keep(const arch_spec *a, const map_mapping *m, map_eval *out)
 }
 
 /* Spatial factors on X (spatial_order[0 .. split)) and on Y must fit the
- * mesh fanout from the level to its children (or to the MAC units). */
+ * mesh fanout from the level to its children (or to the compute positions:
+ * MAC units, systolic arrays, or the lanes of vector units, on X). */
 static bool check_fanout(const arch_spec *a, const map_mapping *m, map_eval *out)
 {
     for (int l = 0; l < m->n_levels; l++) {
@@ -133,11 +134,8 @@ static bool check_fanout(const arch_spec *a, const map_mapping *m, map_eval *out
         int64_t used[2] = {1, 1};
         for (int i = 0; i < WL_NDIMS; i++)
             used[i >= ml->spatial_split] *= ml->spatial[ml->spatial_order[i]];
-        int child_x = l == 0 ? a->compute.mesh_x : a->level[l - 1].mesh_x;
-        int child_y = l == 0 ? a->compute.mesh_y : a->level[l - 1].mesh_y;
-        int own_x = a->level[l].mesh_x > 0 ? a->level[l].mesh_x : 1;
-        int own_y = a->level[l].mesh_y > 0 ? a->level[l].mesh_y : 1;
-        int64_t fanout[2] = {child_x / own_x, child_y / own_y};
+        int64_t fanout[2];
+        arch_fanout_xy(a, l, &fanout[0], &fanout[1]);
         for (int axis = 0; axis < 2; axis++)
             if (used[axis] > fanout[axis])
                 return invalid(out, MAP_INVALID_FANOUT,

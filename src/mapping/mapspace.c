@@ -34,15 +34,13 @@
 
 /* ------------------------------------------------------------- helpers */
 
-/* Children per instance of level l on X and Y, as map_evaluate counts them. */
+/* Children per instance of level l on X and Y (vector lanes included), as
+ * map_evaluate counts them. */
 static void level_fanout(const arch_spec *a, int l, int64_t *x, int64_t *y)
 {
-    int child_x = l == 0 ? a->compute.mesh_x : a->level[l - 1].mesh_x;
-    int child_y = l == 0 ? a->compute.mesh_y : a->level[l - 1].mesh_y;
-    int own_x = a->level[l].mesh_x > 0 ? a->level[l].mesh_x : 1;
-    int own_y = a->level[l].mesh_y > 0 ? a->level[l].mesh_y : 1;
-    *x = child_x / own_x > 0 ? child_x / own_x : 1;
-    *y = child_y / own_y > 0 ? child_y / own_y : 1;
+    arch_fanout_xy(a, l, x, y);
+    *x = *x > 0 ? *x : 1;
+    *y = *y > 0 ? *y : 1;
 }
 
 static int position_of(const uint8_t order[WL_NDIMS], int d)
