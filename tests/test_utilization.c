@@ -1,23 +1,22 @@
 /*
  * test_utilization.c -- every compute resource of every preset is usable
  * by the mapper: vector lanes, systolic arrays and multi-core fanouts are
- * spatial levels the map space unrolls over, so a large 1x1 convolution
- * and a large GEMM (every dimension >= 256) mapped by the default mapper
- * keep at least half of the preset's MACs busy.
+ * spatial levels the map space unrolls over (padded where factors do not
+ * divide), so a large 1x1 convolution and a large GEMM (every dimension
+ * >= 256) mapped by the default mapper keep at least half of the preset's
+ * MACs busy.
  *
- * What is measured is the compute side: the presets' DRAM stays in the
- * hierarchy (every operand still comes from it and the buffers must hold
- * the tiles) but its bandwidth is taken as unlimited here, because a
- * preset's off-chip link is a roofline of its own (the Edge TPU's host
- * link moves 1 byte per cycle against 4096 MACs: no single layer read
- * from and written to host memory can use its array, whatever the
- * mapping).  test_dram_roofline checks that the bandwidth is still
- * charged when it is there.
- *
- * Also: depthwise convolutions on a systolic array may pack several
- * groups side by side (block-diagonal weights), which the mapper picks
- * over one group at a time when it is faster; one group at a time
- * (group_pack 1) stays SCALE-Sim's rule.
+ * Utilisation is map_eval.utilization: MACs over peak MACs per cycle times
+ * cycles, the cycles stretched by every level's bandwidth.  Each problem
+ * is mapped twice per preset: with the preset's DRAM bandwidth unlimited
+ * (every operand still comes from DRAM and the tiles must fit the
+ * buffers), where it must reach 50 %; and on the preset as it is, where it
+ * must reach 50 % of what the DRAM link allows -- the Edge TPU's host link
+ * moves 1 byte per cycle against 4096 MACs, so no layer read from and
+ * written back to host memory can use more than ~5 % of its array, whatever
+ * the mapping.  Depthwise convolutions unroll their groups over vector
+ * lanes (test_depthwise_on_lanes); group packing on systolic arrays is
+ * tested in test_systolic.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,10 +147,30 @@ static void test_every_preset(void **state)
     }
 }
 
+/* Depthwise 3 x 3 over 256 channels of 28 x 28 on the vector presets: the
+ * groups (channels) unroll over the lanes like any other dimension, so half
+ * the lanes stay busy with the DRAM link unlimited. */
+static void test_depthwise_on_lanes(void **state)
+{
+    (void)state;
+    wl_problem dw;
+    conv_problem(256, 256, 28, 3, 256, &dw);
+    assert_int_equal(dw.bound[WL_DIM_G], 256);
+    int n;
+    const arch_preset *presets = arch_presets(&n);
+    for (int i = 0; i < n; i++) {
+        arch_spec a;
+        preset_without_dram_roofline(&presets[i], &a);
+        if (a.compute.kind == ARCH_COMPUTE_VECTOR)
+            check_utilization(presets[i].name, "depthwise 3x3 256 28x28", &dw, &a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_preset),
+        cmocka_unit_test(test_depthwise_on_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -334,28 +334,115 @@ static void store_counts(const nest *n, int ds, bool read_write, int n_levels,
 
 /* ------------------------------------------------------- cycles (§6) */
 
+/* The sub-problem one compute position runs: per dimension the bound
+ * divided by the spatial factors of every level. */
+static void per_position_bounds(const wl_problem *p, const map_mapping *m, int64_t out[WL_NDIMS])
+{
+    for (int d = 0; d < WL_NDIMS; d++) {
+        int64_t spread = 1;
+        for (int l = 0; l < m->n_levels; l++)
+            spread *= m->level[l].spatial[d];
+        out[d] = (p->bound[d] < 1 ? 1 : p->bound[d]) / spread;
+    }
+}
+
+/*
+ * Cycles of one systolic array running per_array's sub-problem with `pack`
+ * groups side by side: SCALE-Sim's fold model (systolic.c) over the GEMM of
+ * one group -- rows N*P*Q, columns M, reduction C*R*S -- widened to a
+ * block-diagonal GEMM of pack x M columns and pack x C*R*S reductions (the
+ * off-diagonal blocks are zeros the array multiplies in vain), run
+ * ceil(G / pack) times one after another.  pack = 1 is SCALE-Sim's rule
+ * for a depthwise layer: channel by channel.  -1 on overflow.
+ */
+static int64_t packed_cycles(const arch_compute *c, const int64_t per_array[WL_NDIMS], int64_t pack)
+{
+    int64_t groups = per_array[WL_DIM_G];
+    int64_t gemm_m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
+    int64_t gemm_k = per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S];
+    int64_t gemm_n = per_array[WL_DIM_M], wide_n, wide_k, runs;
+    if (!as_mul_i64(gemm_n, pack, &wide_n) || !as_mul_i64(gemm_k, pack, &wide_k))
+        return -1;
+    int64_t one_run = map_systolic_cycles(gemm_m, wide_n, wide_k, c->rows, c->cols, c->dataflow);
+    int64_t passes = (groups + pack - 1) / pack;
+    return one_run < 0 || !as_mul_i64(passes, one_run, &runs) ? -1 : runs;
+}
+
 /* Cycles of the compute units: one temporal iteration per cycle for MAC
- * units; for systolic arrays SCALE-Sim's fold model over the GEMM each
- * array runs (the problem divided by the spatial factors): rows N*P*Q,
- * columns M, reduction C*R*S, once per group, the groups one after another
- * as SCALE-Sim runs a depthwise layer channel by channel. */
+ * units and vector lanes; for systolic arrays the fold model over the
+ * sub-problem each array runs, its groups packed m->group_pack at a time
+ * (packed_cycles). */
 static int64_t compute_cycles(const arch_spec *a, const wl_problem *p, const map_mapping *m,
                               const nest *n)
 {
     if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC)
         return n->temporal_iterations;
     int64_t per_array[WL_NDIMS];
-    for (int d = 0; d < WL_NDIMS; d++) {
-        int64_t spread = 1;
-        for (int l = 0; l < m->n_levels; l++)
-            spread *= m->level[l].spatial[d];
-        per_array[d] = (p->bound[d] < 1 ? 1 : p->bound[d]) / spread;
+    per_position_bounds(p, m, per_array);
+    return packed_cycles(&a->compute, per_array, m->group_pack > 1 ? m->group_pack : 1);
+}
+
+/* Pack candidates of packed_cycles: the packs whose block-diagonal GEMM
+ * just fills one, two, three or four array heights or widths with one
+ * group's reductions or columns, the packs that split the groups into one
+ * to eight equal passes, and one group at a time. */
+#define PACK_FILLS 4
+#define PACK_PASSES 8
+
+int64_t map_best_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m)
+{
+    if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC || m->n_levels < 1 ||
+        m->n_levels > ARCH_MAX_LEVELS)
+        return 1;
+    int64_t per_array[WL_NDIMS];
+    per_position_bounds(p, m, per_array);
+    int64_t groups = per_array[WL_DIM_G];
+    int64_t per_group_k = per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S];
+    int64_t per_group_n = per_array[WL_DIM_M];
+    if (groups <= 1 || per_group_k < 1 || per_group_n < 1) /* one group, or bad factors */
+        return 1;
+    int64_t candidate[1 + 4 * PACK_FILLS + PACK_PASSES];
+    int n = 0;
+    candidate[n++] = 1;
+    for (int j = 1; j <= PACK_FILLS; j++) {
+        candidate[n++] = j * (int64_t)a->compute.rows / per_group_k;
+        candidate[n++] = j * (int64_t)a->compute.cols / per_group_k;
+        candidate[n++] = j * (int64_t)a->compute.rows / per_group_n;
+        candidate[n++] = j * (int64_t)a->compute.cols / per_group_n;
     }
-    int64_t gemm_m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
-    int64_t gemm_k = per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S];
-    int64_t one_group = map_systolic_cycles(gemm_m, per_array[WL_DIM_M], gemm_k, a->compute.rows,
-                                            a->compute.cols, a->compute.dataflow);
-    return one_group < 0 ? one_group : per_array[WL_DIM_G] * one_group;
+    for (int j = 1; j <= PACK_PASSES; j++)
+        candidate[n++] = (groups + j - 1) / j;
+    int64_t best = 1, best_cycles = packed_cycles(&a->compute, per_array, 1);
+    for (int i = 1; i < n; i++) {
+        int64_t pack = candidate[i] < 1 ? 1 : candidate[i] > groups ? groups : candidate[i];
+        int64_t cycles = packed_cycles(&a->compute, per_array, pack);
+        if (cycles >= 0 &&
+            (best_cycles < 0 || cycles < best_cycles || (cycles == best_cycles && pack < best))) {
+            best = pack;
+            best_cycles = cycles;
+        }
+    }
+    return best;
+}
+
+/* The group packing is one the compute can run: at most the groups one
+ * array runs on a systolic array, none elsewhere. */
+static bool check_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                             map_eval *out)
+{
+    if (m->group_pack <= 1)
+        return m->group_pack >= 0 || invalid(out, MAP_INVALID_SHAPE, "group pack %lld is negative",
+                                             (long long)m->group_pack);
+    if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC)
+        return invalid(out, MAP_INVALID_SHAPE,
+                       "group pack %lld: only systolic arrays pack groups (compute '%s')",
+                       (long long)m->group_pack, a->compute.name);
+    int64_t per_array[WL_NDIMS];
+    per_position_bounds(p, m, per_array);
+    if (m->group_pack > per_array[WL_DIM_G])
+        return invalid(out, MAP_INVALID_SHAPE, "group pack %lld exceeds the %lld groups per array",
+                       (long long)m->group_pack, (long long)per_array[WL_DIM_G]);
+    return true;
 }
 
 /* Cycles a level needs at its bandwidths (BufferLevel::ComputePerformance):
@@ -422,7 +509,7 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
     memset(out, 0, sizeof *out);
     out->validity = MAP_VALID;
     if (!check_shape(a, m, out) || !check_factors(p, m, out) || !check_keep(a, m, out) ||
-        !check_fanout(a, m, out))
+        !check_fanout(a, m, out) || !check_group_pack(a, p, m, out))
         return;
     int levels = out->n_levels = m->n_levels;
     nest_build(m, levels, &n);

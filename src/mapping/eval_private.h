@@ -64,4 +64,10 @@ int64_t nest_child_pulls(const nest *n, const wl_dataspace *ds, int level);
 int nest_multicast_groups(const nest *n, const wl_dataspace *ds, int level,
                           nest_group out[NEST_MAX_GROUPS], char *why, size_t why_size);
 
+/* The group packing (map_mapping.group_pack) with the fewest compute
+ * cycles for m's spatial factors, fewest groups at a tie; 1 unless the
+ * compute is systolic and an array runs several groups.  The mapper sets
+ * it on every point it evaluates (search.c). */
+int64_t map_best_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m);
+
 #endif
