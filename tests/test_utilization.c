@@ -107,21 +107,31 @@ static double roofline_utilization(const arch_spec *a, const wl_problem *p)
     return ideal >= link ? 1.0 : ideal / link;
 }
 
-/* Map p on a; its utilisation must reach half of what the DRAM link
+/* Map p on a; its utilisation must reach `floor` of what the DRAM link
  * allows. */
-static void check_utilization(const char *preset, const char *what, const wl_problem *p,
-                              const arch_spec *a)
+static void check_utilization_at(const char *preset, const char *what, const wl_problem *p,
+                                 const arch_spec *a, double floor)
 {
     map_mapping m;
     map_eval e;
     map_default(a, p, &m, &e);
     assert_int_equal(e.validity, MAP_VALID);
+    /* map_eval.utilization of a padded problem counts the padding's MACs;
+     * what is asserted is the useful part: p's own MACs. */
+    double useful = (double)wl_problem_macs(p) / map_peak_macs_per_cycle(a) / (double)e.cycles;
+    assert_true(useful <= e.utilization * (1 + 1e-12));
     double bound = roofline_utilization(a, p);
-    printf("  %-11s %-26s utilization %5.1f %% (link allows %5.1f %%)\n", preset, what,
-           100 * e.utilization, 100 * bound);
-    if (e.utilization < MIN_UTILIZATION * bound)
-        fail_msg("%s, %s: utilization %.3f below %.2f x %.3f", preset, what, e.utilization,
-                 MIN_UTILIZATION, bound);
+    printf("  %-11s %-26s utilization %5.1f %% (useful %5.1f %%, link allows %5.1f %%)\n", preset,
+           what, 100 * e.utilization, 100 * useful, 100 * bound);
+    if (useful < floor * bound)
+        fail_msg("%s, %s: useful utilization %.3f below %.2f x %.3f", preset, what, useful, floor,
+                 bound);
+}
+
+static void check_utilization(const char *preset, const char *what, const wl_problem *p,
+                              const arch_spec *a)
+{
+    check_utilization_at(preset, what, p, a, MIN_UTILIZATION);
 }
 
 /* Every preset: a 1x1 convolution 512 -> 512 channels over 28 x 28 pixels
@@ -144,6 +154,29 @@ static void test_every_preset(void **state)
         presets[i].build(&a);
         check_utilization(presets[i].name, "conv, preset's DRAM", &conv, &a);
         check_utilization(presets[i].name, "gemm, preset's DRAM", &gemm, &a);
+    }
+}
+
+/* A GEMM 257 x 257 x 257 (a prime in every dimension: no factor but 1
+ * fits any fanout, so unpadded at most 1 of each level's children works)
+ * on every preset: the mapper pads the dimensions to friendlier bounds
+ * (FAST), at the lanes' fanout too, and keeps a third of the MACs busy,
+ * the padding's zeros counted as waste (257 -> 320 for 64 lanes alone
+ * wastes half of a cube).  Systolic presets are left out: inside an array
+ * the fold model already runs a partial fold as a full one, and a 257-cube
+ * is too small to amortise a 128 x 128 array's fill and drain. */
+static void test_awkward_dimensions_padded(void **state)
+{
+    (void)state;
+    wl_problem gemm;
+    gemm_problem(257, 257, 257, &gemm);
+    int n;
+    const arch_preset *presets = arch_presets(&n);
+    for (int i = 0; i < n; i++) {
+        arch_spec a;
+        preset_without_dram_roofline(&presets[i], &a);
+        if (a.compute.kind != ARCH_COMPUTE_SYSTOLIC)
+            check_utilization_at(presets[i].name, "gemm 257x257x257", &gemm, &a, 1.0 / 3);
     }
 }
 
@@ -171,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_preset),
         cmocka_unit_test(test_depthwise_on_lanes),
+        cmocka_unit_test(test_awkward_dimensions_padded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
