@@ -167,7 +167,15 @@ static void test_fanout(void **state)
     assert_int_equal(arch_fanout(&a, -1), 0);
     assert_int_equal(arch_fanout(&a, a.n_levels), 0);
     arch_spec simba = build("simba");
-    assert_int_equal(arch_fanout(&simba, 0), 8); /* vector MACs per PE */
+    /* 8 vector MACs per PE x 8 lanes each, the lanes along X. */
+    assert_int_equal(arch_fanout(&simba, 0), 64);
+    int64_t x, y;
+    arch_fanout_xy(&simba, 0, &x, &y);
+    assert_int_equal(x, 64);
+    assert_int_equal(y, 1);
+    assert_int_equal(arch_compute_mesh_x(&simba), 32 * 8);
+    arch_fanout_xy(&a, level_index(&a, "GlobalBuffer"), &x, &y);
+    assert_int_equal(x * y, 168);
     assert_int_equal(arch_fanout(&simba, level_index(&simba, "GlobalBuffer")), 16);
     /* Hops are costed exactly where a level feeds several children. */
     for (int i = 0; i < a.n_levels; i++)

@@ -152,6 +152,46 @@ static void layer_problem(const run *r, wl_problem *p)
     wl_graph_free(g);
 }
 
+/* One rows x cols array under an unbounded DRAM that holds everything. */
+static void one_array_arch(int rows, int cols, arch_dataflow dataflow, arch_spec *a)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->name, sizeof a->name, "array%dx%d", rows, cols);
+    a->technology_nm = 45;
+    a->cycle_seconds = 1e-9;
+    a->n_levels = 1;
+    arch_level *dram = &a->level[0];
+    snprintf(dram->name, sizeof dram->name, "DRAM");
+    dram->cls = ARCH_CLASS_DRAM;
+    dram->word_bits = 8;
+    dram->block_size = dram->cluster_size = 1;
+    dram->instances = dram->mesh_x = dram->mesh_y = 1;
+    dram->multiple_buffering = 1;
+    snprintf(a->compute.name, sizeof a->compute.name, "array");
+    a->compute.kind = ARCH_COMPUTE_SYSTOLIC;
+    a->compute.instances = a->compute.mesh_x = a->compute.mesh_y = 1;
+    a->compute.rows = rows;
+    a->compute.cols = cols;
+    a->compute.dataflow = dataflow;
+    a->compute.mac_bits = 8;
+}
+
+/* Every loop of p temporal at the one level, everything kept there; the
+ * group packing left at its default (one group at a time). */
+static void all_temporal_mapping(const wl_problem *p, map_mapping *m)
+{
+    memset(m, 0, sizeof *m);
+    m->n_levels = 1;
+    for (int d = 0; d < WL_NDIMS; d++) {
+        m->level[0].temporal[d] = p->bound[d];
+        m->level[0].temporal_order[d] = (uint8_t)d;
+        m->level[0].spatial[d] = 1;
+        m->level[0].spatial_order[d] = (uint8_t)d;
+    }
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        m->level[0].keep[ds] = true;
+}
+
 /*
  * The cost model on a systolic architecture gives SCALE-Sim's cycles: one
  * rows x cols array under an unbounded DRAM that holds everything, all
@@ -172,35 +212,9 @@ static void test_evaluate_matches_scalesim(void **state)
         wl_problem p;
         layer_problem(&r, &p);
         arch_spec a;
-        memset(&a, 0, sizeof a);
-        snprintf(a.name, sizeof a.name, "array%dx%d", r.rows, r.cols);
-        a.technology_nm = 45;
-        a.cycle_seconds = 1e-9;
-        a.n_levels = 1;
-        arch_level *dram = &a.level[0];
-        snprintf(dram->name, sizeof dram->name, "DRAM");
-        dram->cls = ARCH_CLASS_DRAM;
-        dram->word_bits = 8;
-        dram->block_size = dram->cluster_size = 1;
-        dram->instances = dram->mesh_x = dram->mesh_y = 1;
-        dram->multiple_buffering = 1;
-        a.compute.kind = ARCH_COMPUTE_SYSTOLIC;
-        a.compute.instances = a.compute.mesh_x = a.compute.mesh_y = 1;
-        a.compute.rows = r.rows;
-        a.compute.cols = r.cols;
-        a.compute.dataflow = parse_dataflow(r.dataflow);
-        a.compute.mac_bits = 8;
+        one_array_arch(r.rows, r.cols, parse_dataflow(r.dataflow), &a);
         map_mapping m;
-        memset(&m, 0, sizeof m);
-        m.n_levels = 1;
-        for (int d = 0; d < WL_NDIMS; d++) {
-            m.level[0].temporal[d] = p.bound[d];
-            m.level[0].temporal_order[d] = (uint8_t)d;
-            m.level[0].spatial[d] = 1;
-            m.level[0].spatial_order[d] = (uint8_t)d;
-        }
-        for (int ds = 0; ds < WL_NDATASPACES; ds++)
-            m.level[0].keep[ds] = true;
+        all_temporal_mapping(&p, &m);
         map_eval e;
         map_evaluate(&a, &p, &m, &e);
         if (e.validity != MAP_VALID)
@@ -371,38 +385,12 @@ static void test_edge_words_match_scalesim(void **state)
  * PE energies. */
 static void one_array_design(const run *r, const wl_problem *p, arch_spec *a, map_mapping *m)
 {
-    memset(a, 0, sizeof *a);
-    snprintf(a->name, sizeof a->name, "array%dx%d", r->rows, r->cols);
-    a->technology_nm = 45;
-    a->cycle_seconds = 1e-9;
-    a->n_levels = 1;
-    arch_level *dram = &a->level[0];
-    snprintf(dram->name, sizeof dram->name, "DRAM");
-    dram->cls = ARCH_CLASS_DRAM;
-    dram->word_bits = 8;
-    dram->block_size = dram->cluster_size = 1;
-    dram->instances = dram->mesh_x = dram->mesh_y = 1;
-    dram->multiple_buffering = 1;
-    a->compute.kind = ARCH_COMPUTE_SYSTOLIC;
-    a->compute.instances = a->compute.mesh_x = a->compute.mesh_y = 1;
-    a->compute.rows = r->rows;
-    a->compute.cols = r->cols;
-    a->compute.dataflow = parse_dataflow(r->dataflow);
-    a->compute.mac_bits = 8;
+    one_array_arch(r->rows, r->cols, parse_dataflow(r->dataflow), a);
     a->compute.pe_reg_pJ = 1;
     a->compute.pe_acc_reg_pJ = 2;
     a->compute.pe_hop_pJ = 10;
     a->compute.pe_acc_hop_pJ = 20;
-    memset(m, 0, sizeof *m);
-    m->n_levels = 1;
-    for (int d = 0; d < WL_NDIMS; d++) {
-        m->level[0].temporal[d] = p->bound[d];
-        m->level[0].temporal_order[d] = (uint8_t)d;
-        m->level[0].spatial[d] = 1;
-        m->level[0].spatial_order[d] = (uint8_t)d;
-    }
-    for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        m->level[0].keep[ds] = true;
+    all_temporal_mapping(p, m);
 }
 
 /*
@@ -512,6 +500,102 @@ static void test_traffic_by_hand(void **state)
     assert_false(map_systolic_traffic_of(INT64_MAX, INT64_MAX, 1, 1, 1, ARCH_DATAFLOW_OS, &t));
 }
 
+/* SCALE-Sim's depthwise reference: 3 x 3 over 30 x 30 x 256, 784 outputs
+ * per channel, on a 32 x 32 array. */
+static void depthwise_reference(wl_problem *p)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.layer = (map_systolic_layer){30, 30, 3, 3, 256, 1, 1, 1, true};
+    layer_problem(&r, p);
+}
+
+/* map_evaluate of the all-temporal mapping with `pack` groups per array. */
+static void evaluate_packed(const arch_spec *a, const wl_problem *p, int64_t pack, map_eval *e)
+{
+    map_mapping m;
+    all_temporal_mapping(p, &m);
+    m.group_pack = pack;
+    map_evaluate(a, p, &m, e);
+}
+
+/*
+ * Groups side by side (docs/systolic-formulas.md, "Group packing"): g
+ * channels of the depthwise reference form a block-diagonal GEMM of
+ * M = 784, N = g, K = 9g, run ceil(256 / g) times.  WS on 32 x 32, per fold
+ * 784 + 2*32 + 32 - 2 = 878:
+ *   g = 1:  256 * (1 * 878 - 1)                       = 224,512 (SCALE-Sim)
+ *   g = 3:  ceil(256/3) = 86 * (1 * 1 * 878 - 1)      =  75,422
+ *   g = 32: 8 * (ceil(288/32) = 9 * 1 * 878 - 1)      =  63,208
+ * The MACs stay the real ones (784 * 9 * 256), so the utilisation is MACs
+ * over 1024 x cycles: the zeros off the diagonal are wasted MACs.
+ */
+static void test_group_packing(void **state)
+{
+    (void)state;
+    wl_problem p;
+    depthwise_reference(&p);
+    assert_int_equal(p.bound[WL_DIM_G], 256);
+    arch_spec a;
+    one_array_arch(32, 32, ARCH_DATAFLOW_WS, &a);
+    static const struct {
+        int64_t pack, cycles;
+    } cases[] = {{0, 224512}, {1, 224512}, {3, 75422}, {32, 63208}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        map_eval e;
+        evaluate_packed(&a, &p, cases[i].pack, &e);
+        assert_int_equal(e.validity, MAP_VALID);
+        assert_int_equal(e.cycles, cases[i].cycles);
+        assert_int_equal(e.macs, 784 * 9 * 256);
+        assert_true(fabs(e.utilization - (double)e.macs / (1024.0 * (double)e.cycles)) < 1e-12);
+    }
+    /* More groups than the array runs, a negative pack, or packing on
+     * compute that is not a systolic array: not a mapping. */
+    map_eval e;
+    evaluate_packed(&a, &p, 257, &e);
+    assert_int_equal(e.validity, MAP_INVALID_SHAPE);
+    evaluate_packed(&a, &p, -1, &e);
+    assert_int_equal(e.validity, MAP_INVALID_SHAPE);
+    a.compute.kind = ARCH_COMPUTE_MAC;
+    a.compute.rows = a.compute.cols = 1;
+    evaluate_packed(&a, &p, 2, &e);
+    assert_int_equal(e.validity, MAP_INVALID_SHAPE);
+}
+
+/* The mapper picks the packing: on the depthwise reference it packs
+ * groups, and no packing of its mapping (1 .. 256 tried one by one) runs
+ * in fewer cycles; a dense layer keeps one group. */
+static void test_mapper_packs_groups(void **state)
+{
+    (void)state;
+    wl_problem p;
+    depthwise_reference(&p);
+    arch_spec a;
+    one_array_arch(32, 32, ARCH_DATAFLOW_WS, &a);
+    map_search_options o;
+    map_search_options_default(&o);
+    static map_problem_outcome out;
+    map_problem_search_run(&a, &p, &o, 1, map_effective_budget(&o, 0), NULL, &out);
+    assert_true(out.found);
+    assert_true(out.mapping.group_pack > 1);
+    assert_int_equal(out.eval.cycles, 63208);
+    for (int64_t pack = 1; pack <= 256; pack++) {
+        map_mapping m = out.mapping;
+        m.group_pack = pack;
+        map_eval e;
+        map_evaluate(&a, &out.mapped, &m, &e);
+        assert_int_equal(e.validity, MAP_VALID);
+        assert_true(e.cycles >= out.eval.cycles);
+    }
+    run dense;
+    memset(&dense, 0, sizeof dense);
+    dense.layer = (map_systolic_layer){30, 30, 3, 3, 16, 16, 1, 1, false};
+    layer_problem(&dense, &p);
+    map_problem_search_run(&a, &p, &o, 1, map_effective_budget(&o, 0), NULL, &out);
+    assert_true(out.found);
+    assert_true(out.mapping.group_pack <= 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +607,8 @@ int main(void)
         cmocka_unit_test(test_edge_words_match_scalesim),
         cmocka_unit_test(test_evaluate_charges_edge_words),
         cmocka_unit_test(test_traffic_by_hand),
+        cmocka_unit_test(test_group_packing),
+        cmocka_unit_test(test_mapper_packs_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,8 +104,8 @@ static as_code check_fanout(const arch_spec *a, int i, as_status *st)
     const arch_level *l = &a->level[i];
     const char *below_name = i == 0 ? a->compute.name : a->level[i - 1].name;
     int64_t below = i == 0 ? a->compute.instances : a->level[i - 1].instances;
-    int below_x = i == 0 ? a->compute.mesh_x : a->level[i - 1].mesh_x;
-    int below_y = i == 0 ? a->compute.mesh_y : a->level[i - 1].mesh_y;
+    int64_t below_x = i == 0 ? arch_compute_mesh_x(a) : a->level[i - 1].mesh_x;
+    int64_t below_y = i == 0 ? arch_compute_mesh_y(a) : a->level[i - 1].mesh_y;
     if (below % l->instances != 0)
         return as_fail(
             st, AS_EINVAL,
@@ -113,8 +113,9 @@ static as_code check_fanout(const arch_spec *a, int i, as_status *st)
             (long long)l->instances, (long long)below, below_name);
     if (below_x % l->mesh_x != 0 || below_y % l->mesh_y != 0)
         return as_fail(st, AS_EINVAL,
-                       "level '%s': mesh %d x %d must divide the mesh %d x %d of '%s' below it",
-                       l->name, l->mesh_x, l->mesh_y, below_x, below_y, below_name);
+                       "level '%s': mesh %d x %d must divide the mesh %lld x %lld of '%s' below it",
+                       l->name, l->mesh_x, l->mesh_y, (long long)below_x, (long long)below_y,
+                       below_name);
     return AS_OK;
 }
 
@@ -239,10 +240,39 @@ as_code arch_validate(const arch_spec *a, as_status *st)
     return AS_OK;
 }
 
+/* Lanes of one compute instance that a mapping can unroll over (see
+ * arch_compute_mesh_x): a vector unit's rows, else 1. */
+static int64_t compute_lanes(const arch_compute *c)
+{
+    return c->kind == ARCH_COMPUTE_VECTOR && c->rows > 0 ? c->rows : 1;
+}
+
+int64_t arch_compute_mesh_x(const arch_spec *a)
+{
+    return (int64_t)a->compute.mesh_x * compute_lanes(&a->compute);
+}
+
+int64_t arch_compute_mesh_y(const arch_spec *a)
+{
+    return a->compute.mesh_y;
+}
+
 int64_t arch_fanout(const arch_spec *a, int i)
 {
     if (i < 0 || i >= a->n_levels || i >= ARCH_MAX_LEVELS || a->level[i].instances <= 0)
         return 0;
-    int64_t below = i == 0 ? a->compute.instances : a->level[i - 1].instances;
+    int64_t below =
+        i == 0 ? a->compute.instances * compute_lanes(&a->compute) : a->level[i - 1].instances;
     return below / a->level[i].instances;
+}
+
+void arch_fanout_xy(const arch_spec *a, int i, int64_t *x, int64_t *y)
+{
+    *x = *y = 0;
+    if (i < 0 || i >= a->n_levels || i >= ARCH_MAX_LEVELS)
+        return;
+    int64_t below_x = i == 0 ? arch_compute_mesh_x(a) : a->level[i - 1].mesh_x;
+    int64_t below_y = i == 0 ? arch_compute_mesh_y(a) : a->level[i - 1].mesh_y;
+    *x = below_x / (a->level[i].mesh_x > 0 ? a->level[i].mesh_x : 1);
+    *y = below_y / (a->level[i].mesh_y > 0 ? a->level[i].mesh_y : 1);
 }

@@ -159,9 +159,21 @@ typedef struct arch_spec {
  * evenly, non-negative energies and bandwidths.  Names the level and key. */
 as_code arch_validate(const arch_spec *a, as_status *st);
 
-/* Fanout from level i to the level below (or to the compute units for
- * i = 0): instances below / instances of level i. */
+/* Spatial positions of the compute units on X and Y: the places a
+ * mapping can unroll a loop over.  A MAC unit or a systolic array is one
+ * position (the fold model works inside an array); a vector unit is one
+ * position per lane, its `rows` lanes laid out along X (mesh_x * rows by
+ * mesh_y), so that lanes are a spatial level like any PE mesh. */
+int64_t arch_compute_mesh_x(const arch_spec *a);
+int64_t arch_compute_mesh_y(const arch_spec *a);
+
+/* Fanout from level i to the level below (or to the compute positions,
+ * lanes included, for i = 0): positions below / instances of level i. */
 int64_t arch_fanout(const arch_spec *a, int i);
+/* The same per mesh axis: children per instance on X and on Y (mesh below
+ * / own mesh, a mesh side not set counting 1); 0 x 0 for a level out of
+ * range. */
+void arch_fanout_xy(const arch_spec *a, int i, int64_t *x, int64_t *y);
 
 /* ------------------------------------------------- energy, area, power */
 

@@ -352,6 +352,8 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
         if (l->problem_class >= 0) {
             cli_json_key(&j, "mapping");
             cli_json_mapping(&j, a, NULL, &l->mapping);
+            if (l->mapping.group_pack > 1) /* absent: one group at a time */
+                cli_json_int_field(&j, "group_pack", l->mapping.group_pack);
         }
         cli_json_end_object(&j);
     }

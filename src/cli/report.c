@@ -103,6 +103,8 @@ void cli_print_mapping(const arch_spec *a, const char (*dim_names)[16], const ma
         }
         depth++;
     }
+    if (m->group_pack > 1)
+        printf("%*sgroups side by side per array: %lld\n", 2 * depth, "", (long long)m->group_pack);
 }
 
 /* {"C": 4, "M": 16}: the factors above 1 of one kind of loop. */

@@ -12,7 +12,9 @@
  *    of the nest, like any other multicast (nothing is added here);
  *  - a systolic array runs the GEMM of its share of the problem fold by
  *    fold, exactly as its cycles are counted (compute_cycles in eval.c,
- *    SCALE-Sim's fold model), groups one after another; the level above
+ *    SCALE-Sim's fold model), its groups m->group_pack at a time side by
+ *    side (the block-diagonal zeros of a packed pass are loaded and moved
+ *    like any weight), passes one after another; the level above
  *    it sees only the words crossing the array's edge
  *    (map_systolic_traffic_of), and everything else moves inside: PE
  *    registers and PE-to-PE hops, at the energies of arch_compute;
@@ -31,25 +33,75 @@ static int64_t spread_of(const map_mapping *m, int d)
     return spread;
 }
 
-void array_gemm_of(const wl_problem *p, const map_mapping *m, array_gemm *g)
+bool array_gemm_of(const wl_problem *p, const map_mapping *m, int64_t pack, array_gemm *g)
 {
     int64_t per_array[WL_NDIMS];
     for (int d = 0; d < WL_NDIMS; d++)
         per_array[d] = (p->bound[d] < 1 ? 1 : p->bound[d]) / spread_of(m, d);
-    g->m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
-    g->n = per_array[WL_DIM_M];
-    g->k = per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S];
     g->groups = per_array[WL_DIM_G];
+    g->pack = pack < 1 ? 1 : pack > g->groups ? g->groups : pack;
+    g->passes = (g->groups + g->pack - 1) / g->pack;
+    g->m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
+    return as_mul_i64(per_array[WL_DIM_M], g->pack, &g->n) &&
+           as_mul_i64(per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S], g->pack,
+                      &g->k);
 }
 
-/* t scaled by the groups run one after another; false on overflow. */
-static bool times_groups(map_systolic_traffic *t, int64_t groups)
+int64_t array_cycles(const arch_compute *c, const array_gemm *g)
+{
+    int64_t one_pass = map_systolic_cycles(g->m, g->n, g->k, c->rows, c->cols, c->dataflow);
+    int64_t total;
+    return one_pass < 0 || !as_mul_i64(g->passes, one_pass, &total) ? -1 : total;
+}
+
+/* Pack candidates of map_best_group_pack: the packs whose block-diagonal
+ * GEMM just fills one, two, three or four array heights or widths with
+ * one group's reductions or columns, the packs that split the groups into
+ * one to eight equal passes, and one group at a time. */
+#define PACK_FILLS 4
+#define PACK_PASSES 8
+
+/* Packing changes the cycles and the words crossing the array's edge but
+ * not the MACs: the fewest cycles is the pick (fewest groups at a tie). */
+int64_t map_best_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m)
+{
+    const arch_compute *c = &a->compute;
+    array_gemm one;
+    if (c->kind != ARCH_COMPUTE_SYSTOLIC || m->n_levels < 1 || m->n_levels > ARCH_MAX_LEVELS ||
+        !array_gemm_of(p, m, 1, &one) || one.groups <= 1 || one.n < 1 || one.k < 1)
+        return 1;
+    int64_t candidate[1 + 4 * PACK_FILLS + PACK_PASSES];
+    int n = 0;
+    candidate[n++] = 1;
+    for (int j = 1; j <= PACK_FILLS; j++) {
+        candidate[n++] = j * (int64_t)c->rows / one.k;
+        candidate[n++] = j * (int64_t)c->cols / one.k;
+        candidate[n++] = j * (int64_t)c->rows / one.n;
+        candidate[n++] = j * (int64_t)c->cols / one.n;
+    }
+    for (int j = 1; j <= PACK_PASSES; j++)
+        candidate[n++] = (one.groups + j - 1) / j;
+    int64_t best = 1, best_cycles = array_cycles(c, &one);
+    for (int i = 1; i < n; i++) {
+        array_gemm g;
+        int64_t cycles = array_gemm_of(p, m, candidate[i], &g) ? array_cycles(c, &g) : -1;
+        if (cycles >= 0 &&
+            (best_cycles < 0 || cycles < best_cycles || (cycles == best_cycles && g.pack < best))) {
+            best = g.pack;
+            best_cycles = cycles;
+        }
+    }
+    return best;
+}
+
+/* t scaled by the passes run one after another; false on overflow. */
+static bool times_passes(map_systolic_traffic *t, int64_t passes)
 {
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        if (!as_mul_i64(t->edge_words[ds], groups, &t->edge_words[ds]) ||
-            !as_mul_i64(t->hops[ds], groups, &t->hops[ds]) ||
-            !as_mul_i64(t->reg_reads[ds], groups, &t->reg_reads[ds]) ||
-            !as_mul_i64(t->reg_writes[ds], groups, &t->reg_writes[ds]))
+        if (!as_mul_i64(t->edge_words[ds], passes, &t->edge_words[ds]) ||
+            !as_mul_i64(t->hops[ds], passes, &t->hops[ds]) ||
+            !as_mul_i64(t->reg_reads[ds], passes, &t->reg_reads[ds]) ||
+            !as_mul_i64(t->reg_writes[ds], passes, &t->reg_writes[ds]))
             return false;
     return true;
 }
@@ -65,9 +117,9 @@ bool array_flow_of(const arch_spec *a, const wl_problem *p, const map_mapping *m
         return true;
     }
     array_gemm g;
-    array_gemm_of(p, m, &g);
-    if (!map_systolic_traffic_of(g.m, g.n, g.k, c->rows, c->cols, c->dataflow, &f->inside) ||
-        !times_groups(&f->inside, g.groups))
+    if (!array_gemm_of(p, m, m->group_pack, &g) ||
+        !map_systolic_traffic_of(g.m, g.n, g.k, c->rows, c->cols, c->dataflow, &f->inside) ||
+        !times_passes(&f->inside, g.passes))
         return false;
     for (int ds = 0; ds < WL_NDATASPACES; ds++)
         f->compute_words[ds] = f->inside.edge_words[ds];

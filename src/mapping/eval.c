@@ -128,7 +128,8 @@ static bool check_keep(const arch_spec *a, const map_mapping *m, map_eval *out)
 }
 
 /* Spatial factors on X (spatial_order[0 .. split)) and on Y must fit the
- * mesh fanout from the level to its children (or to the MAC units). */
+ * mesh fanout from the level to its children (or to the compute positions:
+ * MAC units, systolic arrays, or the lanes of vector units, on X). */
 static bool check_fanout(const arch_spec *a, const map_mapping *m, map_eval *out)
 {
     for (int l = 0; l < m->n_levels; l++) {
@@ -136,11 +137,8 @@ static bool check_fanout(const arch_spec *a, const map_mapping *m, map_eval *out
         int64_t used[2] = {1, 1};
         for (int i = 0; i < WL_NDIMS; i++)
             used[i >= ml->spatial_split] *= ml->spatial[ml->spatial_order[i]];
-        int child_x = l == 0 ? a->compute.mesh_x : a->level[l - 1].mesh_x;
-        int child_y = l == 0 ? a->compute.mesh_y : a->level[l - 1].mesh_y;
-        int own_x = a->level[l].mesh_x > 0 ? a->level[l].mesh_x : 1;
-        int own_y = a->level[l].mesh_y > 0 ? a->level[l].mesh_y : 1;
-        int64_t fanout[2] = {child_x / own_x, child_y / own_y};
+        int64_t fanout[2];
+        arch_fanout_xy(a, l, &fanout[0], &fanout[1]);
         for (int axis = 0; axis < 2; axis++)
             if (used[axis] > fanout[axis])
                 return invalid(out, MAP_INVALID_FANOUT,
@@ -341,20 +339,36 @@ static void store_counts(const nest *n, int ds, bool read_write, int n_levels,
 /* ------------------------------------------------------- cycles (§6) */
 
 /* Cycles of the compute units: one temporal iteration per cycle for MAC
- * units; for systolic arrays SCALE-Sim's fold model over the GEMM each
- * array runs (the problem divided by the spatial factors): rows N*P*Q,
- * columns M, reduction C*R*S, once per group, the groups one after another
- * as SCALE-Sim runs a depthwise layer channel by channel. */
+ * units and vector lanes; for systolic arrays SCALE-Sim's fold model over
+ * the GEMM each array runs, its groups packed m->group_pack at a time
+ * (array_cycles).  -1 on overflow. */
 static int64_t compute_cycles(const arch_spec *a, const wl_problem *p, const map_mapping *m,
                               const nest *n)
 {
     if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC)
         return n->temporal_iterations;
     array_gemm g;
-    array_gemm_of(p, m, &g);
-    int64_t one_group =
-        map_systolic_cycles(g.m, g.n, g.k, a->compute.rows, a->compute.cols, a->compute.dataflow);
-    return one_group < 0 ? one_group : g.groups * one_group;
+    return array_gemm_of(p, m, m->group_pack, &g) ? array_cycles(&a->compute, &g) : -1;
+}
+
+/* The group packing is one the compute can run: at most the groups one
+ * array runs on a systolic array, none elsewhere. */
+static bool check_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                             map_eval *out)
+{
+    if (m->group_pack <= 1)
+        return m->group_pack >= 0 || invalid(out, MAP_INVALID_SHAPE, "group pack %lld is negative",
+                                             (long long)m->group_pack);
+    if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC)
+        return invalid(out, MAP_INVALID_SHAPE,
+                       "group pack %lld: only systolic arrays pack groups (compute '%s')",
+                       (long long)m->group_pack, a->compute.name);
+    array_gemm g;
+    array_gemm_of(p, m, 1, &g);
+    if (m->group_pack > g.groups)
+        return invalid(out, MAP_INVALID_SHAPE, "group pack %lld exceeds the %lld groups per array",
+                       (long long)m->group_pack, (long long)g.groups);
+    return true;
 }
 
 /* Cycles a level needs at its bandwidths (BufferLevel::ComputePerformance):
@@ -422,7 +436,7 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
     memset(out, 0, sizeof *out);
     out->validity = MAP_VALID;
     if (!check_shape(a, m, out) || !check_factors(p, m, out) || !check_keep(a, m, out) ||
-        !check_fanout(a, m, out))
+        !check_fanout(a, m, out) || !check_group_pack(a, p, m, out))
         return;
     int levels = out->n_levels = m->n_levels;
     nest_build(m, levels, &n);

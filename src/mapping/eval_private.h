@@ -67,14 +67,25 @@ int nest_multicast_groups(const nest *n, const wl_dataspace *ds, int level,
 /* ------------------------------------------------ compute units (array.c) */
 
 /* The GEMM one systolic array runs for a mapping: the problem divided by
- * every spatial factor, M = N * P * Q, N = M, K = C * R * S, once per
- * group (docs/systolic-formulas.md, section 6). */
+ * every spatial factor, M = N * P * Q, N = M, K = C * R * S for one group
+ * (docs/systolic-formulas.md, section 6), widened to `pack` groups side by
+ * side (a block-diagonal GEMM of pack x N columns and pack x K
+ * reductions, its off-diagonal blocks zeros), run in ceil(groups / pack)
+ * passes one after another.  pack = 1 is SCALE-Sim's rule: one group at
+ * a time. */
 typedef struct array_gemm {
-    int64_t m, n, k;
-    int64_t groups;
+    int64_t m, n, k; /* one pass, packed */
+    int64_t groups;  /* the groups one array runs */
+    int64_t pack;    /* groups side by side (1 .. groups) */
+    int64_t passes;  /* ceil(groups / pack) */
 } array_gemm;
 
-void array_gemm_of(const wl_problem *p, const map_mapping *m, array_gemm *g);
+/* The GEMM of p under m with `pack` groups side by side (0 or 1: one at a
+ * time; above the groups: all of them); false when a count overflows. */
+bool array_gemm_of(const wl_problem *p, const map_mapping *m, int64_t pack, array_gemm *g);
+/* Cycles of one array running g: passes x SCALE-Sim's fold cycles of one
+ * packed GEMM (map_systolic_cycles); -1 on overflow. */
+int64_t array_cycles(const arch_compute *c, const array_gemm *g);
 
 /* What one compute instance moves over the whole mapping. */
 typedef struct array_flow {
@@ -92,5 +103,10 @@ bool array_flow_of(const arch_spec *a, const wl_problem *p, const map_mapping *m
 /* The energy of the movement inside `arrays` systolic arrays into
  * out->level[0].net[] and out->array_register_pJ / array_hop_pJ. */
 void array_energy(const arch_spec *a, const array_flow *f, int64_t arrays, map_eval *out);
+/* The group packing (map_mapping.group_pack) with the fewest compute
+ * cycles for m's spatial factors, fewest groups at a tie; 1 unless the
+ * compute is systolic and an array runs several groups.  The mapper sets
+ * it on every point it evaluates (search.c). */
+int64_t map_best_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m);
 
 #endif

@@ -31,6 +31,12 @@ typedef struct map_level {
 typedef struct map_mapping {
     int n_levels;                     /* equals the architecture's */
     map_level level[ARCH_MAX_LEVELS]; /* innermost first, like arch_spec.level */
+    /* Systolic arrays: groups of a grouped (depthwise) convolution run side
+     * by side on one array as a block-diagonal GEMM (eval.c, compute
+     * cycles).  0 or 1: one group at a time, SCALE-Sim's rule; at most the
+     * groups one array runs.  Other compute runs groups on its spatial
+     * positions instead, so it must be 0 or 1 there. */
+    int64_t group_pack;
 } map_mapping;
 
 typedef enum map_validity {

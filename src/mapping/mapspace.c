@@ -34,15 +34,13 @@
 
 /* ------------------------------------------------------------- helpers */
 
-/* Children per instance of level l on X and Y, as map_evaluate counts them. */
+/* Children per instance of level l on X and Y (vector lanes included), as
+ * map_evaluate counts them. */
 static void level_fanout(const arch_spec *a, int l, int64_t *x, int64_t *y)
 {
-    int child_x = l == 0 ? a->compute.mesh_x : a->level[l - 1].mesh_x;
-    int child_y = l == 0 ? a->compute.mesh_y : a->level[l - 1].mesh_y;
-    int own_x = a->level[l].mesh_x > 0 ? a->level[l].mesh_x : 1;
-    int own_y = a->level[l].mesh_y > 0 ? a->level[l].mesh_y : 1;
-    *x = child_x / own_x > 0 ? child_x / own_x : 1;
-    *y = child_y / own_y > 0 ? child_y / own_y : 1;
+    arch_fanout_xy(a, l, x, y);
+    *x = *x > 0 ? *x : 1;
+    *y = *y > 0 ? *y : 1;
 }
 
 static int position_of(const uint8_t order[WL_NDIMS], int d)
@@ -261,27 +259,56 @@ static int pad_candidates(const ms_space *s, int64_t b, int64_t out[PAD_CANDIDAT
     return n;
 }
 
-/* The original problem, each dimension padded alone to each candidate,
- * and every dimension at its first candidate together. */
+/* Whether some variant already has these bounds. */
+static bool has_variant(const ms_space *s, const int64_t bound[WL_NDIMS])
+{
+    for (int v = 0; v < s->n_variants; v++)
+        if (!memcmp(s->variant[v].problem.bound, bound, sizeof s->variant[v].problem.bound))
+            return true;
+    return false;
+}
+
+/* Add the variant with these bounds unless it is known or there is no room. */
+static void add_new_variant(ms_space *s, const int64_t bound[WL_NDIMS])
+{
+    if (s->n_variants < MS_MAX_VARIANTS && !has_variant(s, bound))
+        add_variant(s, bound);
+}
+
+/*
+ * The padded variants: each dimension padded alone to each candidate;
+ * every dimension at its first candidate; then every dimension at the next
+ * multiple of one fanout width, for each width of the levels' X and Y
+ * fanouts (vector lanes included), where that wastes at most a third --
+ * the variants that fill two axes of a mesh at once.
+ */
 static void add_padding_variants(ms_space *s)
 {
-    int64_t cand[WL_NDIMS][PAD_CANDIDATES_PER_DIM], all[WL_NDIMS];
-    int padded_dims = 0;
-    memcpy(all, s->original.bound, sizeof all);
+    int64_t cand[WL_NDIMS][PAD_CANDIDATES_PER_DIM], n_cand[WL_NDIMS], bound[WL_NDIMS];
     for (int d = 0; d < WL_NDIMS; d++) {
-        int n = pad_candidates(s, s->original.bound[d], cand[d]);
-        padded_dims += n > 0;
-        if (n > 0)
-            all[d] = cand[d][0];
-        for (int i = 0; i < n && s->n_variants < MS_MAX_VARIANTS - 1; i++) {
-            int64_t bound[WL_NDIMS];
+        n_cand[d] = pad_candidates(s, s->original.bound[d], cand[d]);
+        for (int i = 0; i < n_cand[d]; i++) {
             memcpy(bound, s->original.bound, sizeof bound);
             bound[d] = cand[d][i];
-            add_variant(s, bound);
+            add_new_variant(s, bound);
         }
     }
-    if (padded_dims > 1)
-        add_variant(s, all);
+    memcpy(bound, s->original.bound, sizeof bound);
+    for (int d = 0; d < WL_NDIMS; d++)
+        if (n_cand[d] > 0)
+            bound[d] = cand[d][0];
+    add_new_variant(s, bound);
+    for (int l = 0; l < s->n_levels; l++)
+        for (int axis = 0; axis < 2; axis++) {
+            int64_t w = axis ? s->fanout_y[l] : s->fanout_x[l];
+            if (w <= 1)
+                continue;
+            for (int d = 0; d < WL_NDIMS; d++) {
+                int64_t b = s->original.bound[d], padded = (b + w - 1) / w * w;
+                bound[d] = (padded - b) * PAD_MAX_WASTE_DIVISOR > b ? b : padded;
+            }
+            add_new_variant(s, bound);
+        }
 }
 
 as_code ms_init(ms_space *s, const arch_spec *a, const wl_problem *p, bool pad, as_status *st)
@@ -304,11 +331,16 @@ as_code ms_init(ms_space *s, const arch_spec *a, const wl_problem *p, bool pad, 
     for (int l = 0; l < s->n_levels; l++) {
         const arch_level *al = &a->level[l];
         level_fanout(a, l, &s->fanout_x[l], &s->fanout_y[l]);
+        bool split = false;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            split |= al->size_words_by_ds[ds] != 0;
         for (int ds = 0; ds < WL_NDATASPACES; ds++) {
             arch_keep k = al->constraints.keep[ds];
-            s->keep[l][ds] = l == top                      ? ARCH_KEEP_ALWAYS
-                             : al->cls == ARCH_CLASS_DUMMY ? ARCH_KEEP_NEVER
-                                                           : k;
+            /* A capacity split that gives ds no room can never keep it. */
+            bool no_room = split && al->size_words_by_ds[ds] == 0 && k == ARCH_KEEP_FREE;
+            s->keep[l][ds] = l == top                                 ? ARCH_KEEP_ALWAYS
+                             : al->cls == ARCH_CLASS_DUMMY || no_room ? ARCH_KEEP_NEVER
+                                                                      : k;
         }
         bool spreads = s->fanout_x[l] * s->fanout_y[l] > 1;
         for (int d = 0; d < WL_NDIMS; d++) {

@@ -50,7 +50,8 @@ typedef struct ms_space {
     /* Per dimension, the slots whose factor is free (not fixed). */
     int n_slots[WL_NDIMS];
     ms_slot slot[WL_NDIMS][MS_MAX_SLOTS];
-    /* Forced keep per level and data space, constraints and class merged. */
+    /* Forced keep per level and data space: constraints, class and a
+     * capacity split without room for the data space merged. */
     arch_keep keep[ARCH_MAX_LEVELS][WL_NDATASPACES];
 } ms_space;
 

@@ -44,6 +44,8 @@
  */
 #include "mapspace.h"
 
+#include "eval_private.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -143,12 +145,17 @@ static bool invalid(chunk *c)
     return false;
 }
 
-/* Prune, evaluate and score pt (counted in c); true when valid. */
-static bool score(const map_search *s, chunk *c, const ms_point *pt, double key[3])
+/* Prune, evaluate and score pt (counted in c); true when valid.  The
+ * group packing of a systolic array is not drawn but set here, to the one
+ * with the fewest compute cycles for pt's spatial factors (it changes
+ * nothing else a mapping costs). */
+static bool score(const map_search *s, chunk *c, ms_point *pt, double key[3])
 {
     if (!ms_prune(&s->space, pt))
         return invalid(c);
-    map_evaluate(&s->space.arch, &s->space.variant[pt->variant].problem, &pt->m, &c->eval);
+    const wl_problem *problem = &s->space.variant[pt->variant].problem;
+    pt->m.group_pack = map_best_group_pack(&s->space.arch, problem, &pt->m);
+    map_evaluate(&s->space.arch, problem, &pt->m, &c->eval);
     if (c->eval.validity != MAP_VALID)
         return invalid(c);
     c->evaluated++;

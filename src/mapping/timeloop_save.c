@@ -29,13 +29,11 @@
  * read back at 16 bits in DRAM and the bias would be lost.
  *
  * Not expressible, and refused: compute that is not independent MACs
- * (systolic arrays, vectors), capacities split between data spaces (a
- * split that gives room to one data space only is written as the level's
- * size), a bounded
- * level whose capacity is not a whole number of blocks, an unbounded level
- * other than DRAM, an unnamed dimension with a bound above 1.  Not written
- * (Timeloop has no place for them): per-hop wire energies, DRAM channels
- * and bandwidth, the problem kind (a Timeloop problem reads back as a
+ * (systolic arrays, vectors) and so a mapping's group packing, capacities split between data spaces
+ * (a split that gives room to one data space only is written as the level's size), a bounded level
+ * whose capacity is not a whole number of blocks, an unbounded level other than DRAM, an unnamed
+ * dimension with a bound above 1.  Not written (Timeloop has no place for them): per-hop wire
+ * energies, DRAM channels and bandwidth, the problem kind (a Timeloop problem reads back as a
  * convolution), bottom / right padding (Timeloop ignores padding; Hpad and
  * Wpad carry the top / left amounts), a network without multicast.
  */
@@ -112,6 +110,10 @@ static as_code check_expressible(const map_timeloop_case *c, const char *path, a
         return as_fail(st, AS_EINVAL,
                        "%s: compute '%s' is not independent MACs, which Timeloop cannot describe",
                        path, a->compute.name);
+    if (c->mapping.group_pack > 1) /* a systolic choice: only reachable from a bad mapping */
+        return as_fail(st, AS_EINVAL,
+                       "%s: groups packed %lld per array, which Timeloop cannot describe", path,
+                       (long long)c->mapping.group_pack);
     for (int i = 0; i < a->n_levels; i++) {
         const arch_level *level = &a->level[i];
         /* A split that gives room to one data space only (Eyeriss's spads)
