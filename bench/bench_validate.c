@@ -406,6 +406,13 @@ static bool run_case(const validation_case *c, int threads, totals *out, arch_sp
         return false;
     }
     wl_set_precision(g, precision_of(&a));
+    /* As `accelsearch map` lowers a model for inference by default: BN
+     * folded, elementwise ops in their producer's epilogue. */
+    if (wl_fuse_epilogues(g, NULL, &st) != AS_OK) {
+        fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
+        wl_graph_free(g);
+        return false;
+    }
     map_network_options o;
     map_network_options_default(&o);
     o.search.seed = 1;
