@@ -19,20 +19,9 @@
 
 #include "fusion/fusion_private.h"
 #include "search/search.h"
+#include "test_check.h"
 
 #define TEST_BUDGET 500
-
-static void check(as_code code, const as_status *st)
-{
-    if (code != AS_OK)
-        fail_msg("%s", st->message);
-}
-
-static void assert_close(double x, double y)
-{
-    if (fabs(x - y) > 1e-9 * fmax(fabs(x), fabs(y)))
-        fail_msg("%.17g != %.17g", x, y);
-}
 
 /* Zoo model `name`, fused (wl_fuse_epilogues) when `fused`. */
 static wl_graph *zoo(const char *name, bool fused, wl_epilogue_stats *stats)

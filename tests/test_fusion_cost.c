@@ -64,20 +64,9 @@
 #include <string.h>
 
 #include "fusion/fusion_private.h"
+#include "test_check.h"
 
 #define TEST_BUDGET 500
-
-static void check(as_code code, const as_status *st)
-{
-    if (code != AS_OK)
-        fail_msg("%s", st->message);
-}
-
-static void assert_close(double x, double y)
-{
-    if (fabs(x - y) > 1e-9 * fmax(fabs(x), fabs(y)))
-        fail_msg("%.17g != %.17g", x, y);
-}
 
 /* A two-level design: an 8-bit buffer of `words` (double buffered) over
  * 4 MAC units, and an LPDDR4 DRAM moving one byte per cycle. */

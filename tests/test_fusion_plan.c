@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fusion/fusion.h"
+#include "test_check.h"
 
 #define MAX_OPS 24
 #define N_GRAPHS 40
@@ -34,12 +35,6 @@ static uint64_t next_random(uint64_t *s)
 static int below(uint64_t *s, int n)
 {
     return (int)(next_random(s) % (uint64_t)n);
-}
-
-static void check(as_code code, const as_status *st)
-{
-    if (code != AS_OK)
-        fail_msg("%s", st->message);
 }
 
 /* An activation [1, 4, 8, 8]. */

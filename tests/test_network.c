@@ -16,6 +16,7 @@
 
 #include "mapping/mapping.h"
 #include "truth.h"
+#include "test_check.h"
 
 /* Small budgets keep each run well under a second (sanitizers included). */
 #define TEST_BUDGET 1000
@@ -43,12 +44,6 @@ static void evaluate(const wl_graph *g, const arch_spec *a, const map_network_op
 }
 
 /* Relative closeness for sums of doubles taken in different orders. */
-static void assert_close(double x, double y)
-{
-    if (fabs(x - y) > 1e-9 * fmax(fabs(x), fabs(y)))
-        fail_msg("%.17g != %.17g", x, y);
-}
-
 /* Totals are the layer sums; every compute op is a mapped layer; the
  * components add up; latency and EDP follow from cycles and energy. */
 static void test_totals_are_layer_sums(void **state)

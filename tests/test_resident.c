@@ -27,22 +27,11 @@
 
 #include "cli_run.h"
 #include "truth.h"
+#include "test_check.h"
 
 /* Mappings per distinct problem: enough for a valid mapping of every
  * layer, few enough to keep the test short. */
 #define TEST_BUDGET 2000
-
-static void check(as_code code, const as_status *st)
-{
-    if (code != AS_OK)
-        fail_msg("%s", st->message);
-}
-
-static void assert_close(double x, double y)
-{
-    if (fabs(x - y) > 1e-9 * fmax(fabs(x), fabs(y)))
-        fail_msg("%.17g != %.17g", x, y);
-}
 
 static void load_arch(const char *preset, arch_spec *a)
 {

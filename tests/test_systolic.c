@@ -83,19 +83,35 @@ static void parse_run(const char *line, run *r)
     r->expect_cycles = v[4];
 }
 
+#define MAX_RUNS 32
+
+/* Every run of RUNS_PATH into runs[], in file order; the file holds the 21
+ * runs (checked here, so that no test passes on an empty file). */
+static int read_runs(run runs[MAX_RUNS])
+{
+    FILE *f = fopen(RUNS_PATH, "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        assert_true(n < MAX_RUNS);
+        parse_run(line, &runs[n++]);
+    }
+    fclose(f);
+    assert_int_equal(n, 21);
+    return n;
+}
+
 /* Every SCALE-Sim run: the GEMM view and the reported Total Cycles, exact. */
 static void test_scalesim_runs(void **state)
 {
     (void)state;
-    FILE *f = fopen(RUNS_PATH, "r");
-    assert_non_null(f);
-    char line[512];
-    int n_runs = 0, n_depthwise = 0, n_by_dataflow[3] = {0};
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        run r;
-        parse_run(line, &r);
+    run runs[MAX_RUNS];
+    int n_runs = read_runs(runs), n_depthwise = 0, n_by_dataflow[3] = {0};
+    for (int i = 0; i < n_runs; i++) {
+        const run r = runs[i];
         arch_dataflow df = parse_dataflow(r.dataflow);
         map_systolic_gemm g;
         assert_true(map_systolic_layer_gemm(&r.layer, &g));
@@ -111,11 +127,9 @@ static void test_scalesim_runs(void **state)
                      (long long)r.expect_cycles);
         if (g.repeats == 1) /* the GEMM entry point gives the same figure */
             assert_int_equal(map_systolic_cycles(g.m, g.n, g.k, r.rows, r.cols, df), cycles);
-        n_runs++;
         n_depthwise += r.layer.depthwise;
         n_by_dataflow[df]++;
     }
-    fclose(f);
     /* The file really holds the 21 runs: 7 layers x 3 dataflows, one depthwise. */
     assert_int_equal(n_runs, 21);
     assert_int_equal(n_depthwise, 3);
@@ -200,15 +214,10 @@ static void all_temporal_mapping(const wl_problem *p, map_mapping *m)
 static void test_evaluate_matches_scalesim(void **state)
 {
     (void)state;
-    FILE *f = fopen(RUNS_PATH, "r");
-    assert_non_null(f);
-    char line[512];
-    int n_runs = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        run r;
-        parse_run(line, &r);
+    run runs[MAX_RUNS];
+    int n_runs = read_runs(runs);
+    for (int i = 0; i < n_runs; i++) {
+        const run r = runs[i];
         wl_problem p;
         layer_problem(&r, &p);
         arch_spec a;
@@ -222,10 +231,7 @@ static void test_evaluate_matches_scalesim(void **state)
         if (e.cycles != r.expect_cycles)
             fail_msg("%s: map_evaluate gives %lld cycles, SCALE-Sim reported %lld", r.id,
                      (long long)e.cycles, (long long)r.expect_cycles);
-        n_runs++;
     }
-    fclose(f);
-    assert_int_equal(n_runs, 21);
 }
 
 /*
@@ -354,15 +360,10 @@ static void expected_edge_words(const run *r, const map_systolic_gemm *g, int64_
 static void test_edge_words_match_scalesim(void **state)
 {
     (void)state;
-    FILE *f = fopen(RUNS_PATH, "r");
-    assert_non_null(f);
-    char line[512];
-    int n_runs = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        run r;
-        parse_run(line, &r);
+    run runs[MAX_RUNS];
+    int n_runs = read_runs(runs);
+    for (int i = 0; i < n_runs; i++) {
+        const run r = runs[i];
         map_systolic_gemm g;
         map_systolic_traffic t;
         assert_true(map_systolic_layer_gemm(&r.layer, &g));
@@ -374,10 +375,7 @@ static void test_edge_words_match_scalesim(void **state)
             if (t.edge_words[ds] * g.repeats != expect[ds])
                 fail_msg("%s: data space %d: %lld edge words, SCALE-Sim %lld", r.id, ds,
                          (long long)(t.edge_words[ds] * g.repeats), (long long)expect[ds]);
-        n_runs++;
     }
-    fclose(f);
-    assert_int_equal(n_runs, 21);
 }
 
 /* One array under an unbounded DRAM holding everything, every loop
@@ -405,15 +403,10 @@ static void one_array_design(const run *r, const wl_problem *p, arch_spec *a, ma
 static void test_evaluate_charges_edge_words(void **state)
 {
     (void)state;
-    FILE *f = fopen(RUNS_PATH, "r");
-    assert_non_null(f);
-    char line[512];
-    int n_runs = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        run r;
-        parse_run(line, &r);
+    run runs[MAX_RUNS];
+    int n_runs = read_runs(runs);
+    for (int i = 0; i < n_runs; i++) {
+        const run r = runs[i];
         wl_problem p;
         layer_problem(&r, &p);
         arch_spec a;
@@ -448,10 +441,7 @@ static void test_evaluate_charges_edge_words(void **state)
         assert_true(fabs(net_pJ - e.array_register_pJ - e.array_hop_pJ) <= 1e-9 * net_pJ);
         assert_true(fabs(e.energy_pJ - e.mac_energy_pJ - e.level[0].energy_pJ - net_pJ) <=
                     1e-9 * e.energy_pJ);
-        n_runs++;
     }
-    fclose(f);
-    assert_int_equal(n_runs, 21);
 }
 
 /*
