@@ -1,8 +1,11 @@
 /*
  * test_reference.c -- the workload layer against torch's ground truth:
  * every reference ONNX file gives exact MACs (in total and per compute
- * layer), parameters and bf16 working set; the zoo's ResNet-50,
- * MobileNetV2 and EfficientNet-B0 agree with the exports layer by layer.
+ * layer), parameters and bf16 working set: the classic CNNs, and raw
+ * exports of Swin-T, ConvNeXt-Tiny, BERT-base and GPT-2 at opset 14 (and
+ * 17 but for Swin-T) made by scripts/export_modern.py; the zoo's
+ * ResNet-50, MobileNetV2 and EfficientNet-B0 agree with the exports layer
+ * by layer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,7 +78,11 @@ static const char *const mobilenet_v2[] = {"mobilenet_v2", "mobilenet_v2", "mobi
 static const char *const efficientnet_b0[] = {"efficientnet_b0", "efficientnet_b0.nofuse",
                                               "efficientnet_b0"};
 
-#define ONNX_CASE(stem) cmocka_unit_test_prestate(test_onnx_model, (void *)stem)
+/* Named by the file's stem, so that a failure says which model. */
+#define ONNX_CASE(stem)                                                                            \
+    {                                                                                              \
+        stem, test_onnx_model, NULL, NULL, (void *)stem                                            \
+    }
 #define ZOO_CASE(names) cmocka_unit_test_prestate(test_zoo_against_onnx, (void *)names)
 
 int main(void)
@@ -90,6 +97,13 @@ int main(void)
         ONNX_CASE("efficientnet_b0.nofuse"),
         ONNX_CASE("unet"),
         ONNX_CASE("bert_base_like"),
+        ONNX_CASE("swin_t"),
+        ONNX_CASE("convnext_tiny"),
+        ONNX_CASE("convnext_tiny.opset17"),
+        ONNX_CASE("bert_base_hf"),
+        ONNX_CASE("bert_base_hf.opset17"),
+        ONNX_CASE("gpt2_hf"),
+        ONNX_CASE("gpt2_hf.opset17"),
         ZOO_CASE(resnet50),
         ZOO_CASE(mobilenet_v2),
         ZOO_CASE(efficientnet_b0),
