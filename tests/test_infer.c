@@ -1193,6 +1193,56 @@ static void test_constant_of_shape_range_expand(void **state)
     wl_graph_free(g);
 }
 
+/*
+ * Constant subgraphs too large to keep values for (Swin's shifted-window
+ * mask: ConstantOfShape, ScatterND, Sub, Equal, Where over 64x49x49) fold
+ * without values: known, zero cost, no values; an op also reading a run
+ * time tensor does not fold; an undefined value (division by zero) is
+ * still left to run time; re-inference forgets it all.
+ */
+static void test_constant_subgraph_folds_without_values(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t shape = list_i64(g, "shape", DIMS(64, 49, 49)); /* 153,664 > WL_MAX_FOLD_ELEMS */
+    wl_attrs a = defaults(WL_OP_CONSTANT_OF_SHAPE);
+    int32_t mask = apply(g, WL_OP_CONSTANT_OF_SHAPE, &a, INS(shape));
+    assert_shape(g, mask, DIMS(64, 49, 49));
+    int32_t zero = list_f32(g, "zero", (double[]){0.0}, 1);
+    int32_t is_zero = apply(g, WL_OP_EQUAL, NULL, INS(mask, zero));
+    int32_t minus100 = list_f32(g, "minus100", (double[]){-100.0}, 1);
+    int32_t bias = apply(g, WL_OP_WHERE, NULL, INS(is_zero, zero, minus100));
+    int32_t known[] = {mask, is_zero, bias};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        const wl_tensor *t = &g->tensors[known[i]];
+        assert_true(producer_folded(g, known[i]));
+        assert_true(wl_tensor_is_known(t) && t->known_unvalued);
+        assert_true(t->ivalues == NULL && t->fvalues == NULL);
+    }
+    /* Reshape to [1,64,1,49,49] and add to the attention scores. */
+    int32_t to = list_i64(g, "to", DIMS(1, 64, 1, 49, 49));
+    int32_t bias5 = apply(g, WL_OP_RESHAPE, NULL, INS(bias, to));
+    assert_true(producer_folded(g, bias5));
+    int32_t x = input(g, "x", DIMS(1, 64, 3, 49, 49));
+    int32_t y = apply(g, WL_OP_ADD, NULL, INS(x, bias5));
+    assert_false(producer_folded(g, y));
+    assert_false(wl_tensor_is_known(&g->tensors[y]));
+    /* Small and defined: values as before; undefined: not folded. */
+    int32_t sixty = scalar_i64(g, "sixty", 60), z = scalar_i64(g, "z", 0);
+    assert_false(producer_folded(g, apply(g, WL_OP_DIV, NULL, INS(sixty, z))));
+    wl_stats s;
+    assert_int_equal(wl_graph_stats(g, &s, NULL), AS_OK);
+    assert_int_equal(s.n_ops, 2); /* the Add and the division by zero */
+    /* A re-run of inference starts from the constants again. */
+    g->tensors[bias].known_unvalued = false;
+    g->tensors[y].known_unvalued = true;
+    as_status st;
+    assert_int_equal(wl_graph_infer(g, &st), AS_OK);
+    assert_true(g->tensors[bias].known_unvalued);
+    assert_false(g->tensors[y].known_unvalued);
+    wl_graph_free(g);
+}
+
 /* ReduceSum takes axes as an input from opset 13, ReduceMean keeps the
  * attribute until 18; keepdims and noop_with_empty_axes. */
 static void test_reduce_both_forms(void **state)
@@ -1385,6 +1435,7 @@ int main(void)
         cmocka_unit_test(test_overflow_and_rank_limits),
         cmocka_unit_test(test_unknown_op),
         cmocka_unit_test(test_graph_reinfer_after_batch_change),
+        cmocka_unit_test(test_constant_subgraph_folds_without_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

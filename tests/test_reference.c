@@ -45,6 +45,30 @@ static void test_onnx_model(void **state)
     free(m);
 }
 
+/* Swin-T's shifted-window attention masks are computed from shapes alone
+ * (ConstantOfShape, ScatterND, Sub, Equal, Not, Cast, Where over up to
+ * 64x49x49 elements): folded at load time, none costs at run time. */
+static void test_swin_masks_fold(void **state)
+{
+    (void)state;
+    static const char *const mask_ops[] = {
+        "ConstantOfShape", "ScatterND", "Equal", "Not", "Cast", "Where"};
+    wl_graph *g = load_model("swin_t.onnx");
+    int folded = 0;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const wl_op *op = &g->ops[o];
+        for (size_t i = 0; i < sizeof mask_ops / sizeof *mask_ops; i++) {
+            if (strcmp(op->op_type, mask_ops[i]))
+                continue;
+            if (!op->folded)
+                fail_msg("%s (%s) runs at run time", op->name, op->op_type);
+            folded++;
+        }
+    }
+    assert_true(folded >= 5 * 6); /* 5 shifted-window blocks at 224x224 */
+    wl_graph_free(g);
+}
+
 /* The zoo model `state` = {zoo name, truth stem of the unfused export,
  * truth stem of the BN-fused export}: same compute layers; BN folding of
  * the zoo model gives the fused export's parameter count. */
@@ -104,6 +128,7 @@ int main(void)
         ONNX_CASE("bert_base_hf.opset17"),
         ONNX_CASE("gpt2_hf"),
         ONNX_CASE("gpt2_hf.opset17"),
+        cmocka_unit_test(test_swin_masks_fold),
         ZOO_CASE(resnet50),
         ZOO_CASE(mobilenet_v2),
         ZOO_CASE(efficientnet_b0),

@@ -167,7 +167,7 @@ bool wl_is_graph_output(const wl_graph *g, int32_t t)
 
 bool wl_tensor_is_known(const wl_tensor *t)
 {
-    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues;
+    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues || t->known_unvalued;
 }
 
 /* --------------------------------------------------------- construction */

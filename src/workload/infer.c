@@ -370,6 +370,7 @@ static void reset_derived(wl_graph *g)
         tensor->shape_known = false;
         tensor->ivalues = NULL;
         tensor->fvalues = NULL;
+        tensor->known_unvalued = false;
     }
 }
 

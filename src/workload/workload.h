@@ -96,6 +96,11 @@ typedef struct wl_tensor {
     /* A weight whose dims are known but whose data the file omitted
      * ("weight-stripped" exports); informational. */
     bool data_stripped;
+    /* Computed at load time from known tensors alone, its values not kept
+     * (more than WL_MAX_FOLD_ELEMS elements, or an input's were not):
+     * Swin's shifted-window attention mask, a slice of GPT-2's causal mask
+     * buffer.  Known like a folded tensor; reset by re-inference. */
+    bool known_unvalued;
 } wl_tensor;
 
 /* ------------------------------------------------------------------- ops */
@@ -427,7 +432,8 @@ as_code wl_graph_compact(wl_graph *g, as_status *st);
  * whatever runs on chip). */
 bool wl_is_graph_output(const wl_graph *g, int32_t t);
 /* True when a tensor's values are fixed before run time: a constant, or
- * shape arithmetic that inference folded.  Such a tensor moves no data. */
+ * shape arithmetic that inference folded (with its values kept or not).
+ * Such a tensor moves no data. */
 bool wl_tensor_is_known(const wl_tensor *t);
 
 /* Elements of a tensor (product of dims, 1 for a scalar); -1 when the shape
