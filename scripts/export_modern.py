@@ -29,7 +29,9 @@ sequence 128.
 Export: torch.onnx.export with the defaults a user gets (eval mode,
 constant folding on, no dynamic axes), at torch 1.13's default opset (14)
 and, but for Swin-T, again at opset 17 (`*.opset17.onnx`, where
-LayerNormalization is one op).  Stripping: every float initializer keeps its name, type and dims and
+LayerNormalization is one op); BERT and GPT-2 also with symbolic batch and
+sequence axes as transformers.onnx exports them (`*.dynamic.onnx`, opset
+14; the reference file's `dims` line gives the values).  Stripping: every float initializer keeps its name, type and dims and
 loses its data; integer initializers and Constant nodes keep theirs.  No
 value_info: a reader must infer every intermediate shape.
 
@@ -535,6 +537,13 @@ def run_node(n, x):
         for a in sorted(a % rank for a in axes):
             r = r.unsqueeze(a)
         return [r]
+    if op == "Squeeze":
+        if len(x) > 1 and x[1] is not None:
+            r = x[0]
+            for a in sorted((int(a) % r.dim() for a in x[1].tolist()), reverse=True):
+                r = r.squeeze(a)
+            return [r]
+        return [x[0].squeeze()]
     if op == "Concat":
         return [torch.cat(x, dim=attr(n, "axis"))]
     if op == "Gather":
@@ -699,14 +708,16 @@ def initializer_params(model):
 
 
 def strip(model):
-    """Float initializers keep name, type and dims; their data goes."""
+    """Float initializers keep name, type and dims; their data goes.  So
+    does the data of integer and bool initializers of more than 65,536
+    elements (GPT-2's 1024x1024 causal-mask buffer in the dynamic export, 1
+    MB): accelsearch keeps no values that large (WL_MAX_FOLD_ELEMS)."""
+    floats = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+              onnx.TensorProto.DOUBLE)
     for init in model.graph.initializer:
-        if init.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
-                              onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE):
-            init.ClearField("raw_data")
-            init.ClearField("float_data")
-            init.ClearField("double_data")
-            init.ClearField("int32_data")
+        if init.data_type in floats or math.prod(init.dims) > 65536:
+            for field in ("raw_data", "float_data", "double_data", "int32_data", "int64_data"):
+                init.ClearField(field)
     return model
 
 
@@ -726,7 +737,10 @@ def make_models():
     # name, builder, inputs, input names, output names, source, published
     # MACs (torchvision's GFLOPS, which count MACs), published params
     # (torchvision's num_params; Hugging Face's bert-base-uncased and gpt2),
-    # opsets (None: torch's default, 14).  Swin-T only at the default: its
+    # variants (None: torch's default opset, 14; 17; "dynamic": opset 14 with
+    # symbolic batch and sequence, as transformers.onnx exports; the
+    # reference file then says which values to give them).  Swin-T only at
+    # the default: its
     # 6,500 nodes make a 1.3 MB file, and opset 17 changes only LayerNorm,
     # which ConvNeXt's opset-17 export covers.
     return [
@@ -737,11 +751,11 @@ def make_models():
         ("bert_base_hf", lambda: BertModel(BertConfig()), (ids, mask, ttype),
          ["input_ids", "attention_mask", "token_type_ids"], ["last_hidden_state", "pooler_output"],
          "re-implementation of transformers BertModel (bert-base-uncased), seq 128", None,
-         109482240, (None, 17)),
+         109482240, (None, 17, "dynamic")),
         ("gpt2_hf", lambda: GPT2LMHeadModel(GPT2Config()), (ids, mask),
          ["input_ids", "attention_mask"], ["logits"],
          "re-implementation of transformers GPT2LMHeadModel (gpt2), seq 128", None, 124439808,
-         (None, 17)),
+         (None, 17, "dynamic")),
     ]
 
 
@@ -761,7 +775,12 @@ def export_one(name, build, inputs, in_names, out_names, source, published, publ
         expected = model(*inputs)
     expected = list(expected) if isinstance(expected, tuple) else [expected]
     buf = io.BytesIO()
-    kwargs = {} if opset is None else {"opset_version": opset}
+    kwargs = {"opset_version": opset} if isinstance(opset, int) else {}
+    if opset == "dynamic":
+        axes = {n: {0: "batch", 1: "sequence"} for n in in_names}
+        for n, e in zip(out_names, expected):
+            axes[n] = {0: "batch", 1: "sequence"} if e.dim() >= 3 else {0: "batch"}
+        kwargs["dynamic_axes"] = axes
     with torch.no_grad():
         torch.onnx.export(model, inputs, buf, input_names=in_names, output_names=out_names,
                           **kwargs)
@@ -777,7 +796,8 @@ def export_one(name, build, inputs, in_names, out_names, source, published, publ
         sys.exit("%s: %d params, published %d" % (name, torch_params, published_params))
     ws = max_ws_bf16(full, shapes)
     params = initializer_params(full)
-    stem = name if opset is None else "%s.opset%d" % (name, opset)
+    stem = name if opset is None else "%s.%s" % (
+        name, opset if opset == "dynamic" else "opset%d" % opset)
     stripped = strip(full)
     fname = stem + ".onnx"
     onnx.save(stripped, os.path.join(out_dir, "models", fname))
@@ -790,6 +810,7 @@ def export_one(name, build, inputs, in_names, out_names, source, published, publ
         (macs_torch, ", ".join("%s %d" % kv for kv in sorted(by_op.items())), torch_params,
          "; torchvision publishes %.2f GFLOPS (MACs)" % (published / 1e9) if published else ""),
         "file " + fname,
+    ] + (["dims batch=%d,sequence=%d" % tuple(inputs[0].shape)] if opset == "dynamic" else []) + [
         "params %d" % params,
         "macs %d" % macs_torch,
         "max_ws_bf16 %d" % ws,

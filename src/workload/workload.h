@@ -694,6 +694,10 @@ as_code wl_prune_channels(wl_graph *g, const char *op_name, double keep, int *n_
 typedef struct wl_onnx_options {
     bool allow_unknown_ops; /* accept unknown op types: cost zero, warn */
     int64_t batch;          /* > 0: value for a symbolic (dim_param) batch dim; default 1 */
+    /* Values of named symbolic dims, "NAME=N[,NAME=N...]" ("sequence=128":
+     * Hugging Face exports declare input_ids [batch, sequence]); NULL: none.
+     * A name no graph input declares, or a malformed entry, is an error. */
+    const char *dims;
 } wl_onnx_options;
 
 /* Read an ONNX model (opsets 11..17 of the default domain), map its nodes
