@@ -478,7 +478,7 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, map_layer_resu
 /* An op that does work at run time (see "Layers" at the top). */
 bool map_op_is_layer(const wl_op *op)
 {
-    wl_op_category c = wl_op_kind_category(op->kind);
+    wl_op_category c = wl_op_category_of(op);
     return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_SHAPE && c != WL_CAT_UNKNOWN;
 }
 

@@ -256,6 +256,10 @@ typedef enum wl_op_kind {
 const char *wl_op_kind_name(wl_op_kind k);
 wl_op_kind wl_op_kind_from_name(const char *onnx_op_type);
 wl_op_category wl_op_kind_category(wl_op_kind k);
+struct wl_op;
+/* The category op is costed as: WL_CAT_VIEW when inference found it an
+ * identity (wl_op.identity), else its kind's. */
+wl_op_category wl_op_category_of(const struct wl_op *op);
 const char *wl_op_category_name(wl_op_category c);
 
 typedef enum wl_auto_pad {
@@ -341,6 +345,11 @@ typedef struct wl_op {
     /* Set by inference: every output has known values, so the op does no
      * work at run time (shape arithmetic, constants). */
     bool folded;
+    /* Set by inference: output 0 is input 0 element for element (Pad by
+     * zeros, Slice of everything, Cast to its own type, Expand or Tile to
+     * the same shape, Transpose by the identity): a view, see
+     * wl_op_category_of.  Swin-T's exports pad by (7 - 56 % 7) % 7 = 0. */
+    bool identity;
     /* Set by wl_mark_fusable: an elementwise op that runs in its producer's
      * output pipeline (no DRAM round trip of its own when fused). */
     bool fusable;
