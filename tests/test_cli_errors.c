@@ -110,6 +110,15 @@ static const cli_case cases[] = {
     {"fuse --arch eyeriss --model " TL_INPUT, 2, ERR, "not an ONNX model"},
     {"search --space " TL_INPUT, 2, ERR, "in the design space"},
     {"map --arch no_such_arch --model alexnet", 2, ERR, "no_such_arch"},
+    /* --dim: values of an ONNX file's symbolic dims; a name no input has,
+     * or no NAME=N, is refused (a misspelt name would cost the wrong size) */
+    {"model info --help", 0, OUT, "--dim NAME=N[,...]"},
+    {"model info " AS_TEST_DATA_DIR "/models/gpt2_hf.dynamic.onnx --dim seq=128", 2, ERR,
+     "no graph input has a symbolic dimension 'seq'"},
+    {"model info " AS_TEST_DATA_DIR "/models/gpt2_hf.dynamic.onnx --dim sequence=0", 2, ERR,
+     "'sequence=0' is not NAME=N"},
+    {"model info " AS_TEST_DATA_DIR "/models/gpt2_hf.dynamic.onnx --dim batch=1,sequence=128", 0,
+     OUT, "16,114,089,984"},
     {"model info no_such_model", 2, ERR, "no_such_model"},
     /* conflicting or incomplete combinations */
     {"search --no-db --db x.db", 2, ERR, "--no-db and --db 'x.db' conflict"},

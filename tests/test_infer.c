@@ -1193,6 +1193,136 @@ static void test_constant_of_shape_range_expand(void **state)
     wl_graph_free(g);
 }
 
+/*
+ * Constant subgraphs too large to keep values for (Swin's shifted-window
+ * mask: ConstantOfShape, ScatterND, Sub, Equal, Where over 64x49x49) fold
+ * without values: known, zero cost, no values; an op also reading a run
+ * time tensor does not fold; an undefined value (division by zero) is
+ * still left to run time; re-inference forgets it all.
+ */
+static void test_constant_subgraph_folds_without_values(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t shape = list_i64(g, "shape", DIMS(64, 49, 49)); /* 153,664 > WL_MAX_FOLD_ELEMS */
+    wl_attrs a = defaults(WL_OP_CONSTANT_OF_SHAPE);
+    int32_t mask = apply(g, WL_OP_CONSTANT_OF_SHAPE, &a, INS(shape));
+    assert_shape(g, mask, DIMS(64, 49, 49));
+    int32_t zero = list_f32(g, "zero", (double[]){0.0}, 1);
+    int32_t is_zero = apply(g, WL_OP_EQUAL, NULL, INS(mask, zero));
+    int32_t minus100 = list_f32(g, "minus100", (double[]){-100.0}, 1);
+    int32_t bias = apply(g, WL_OP_WHERE, NULL, INS(is_zero, zero, minus100));
+    int32_t known[] = {mask, is_zero, bias};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        const wl_tensor *t = &g->tensors[known[i]];
+        assert_true(producer_folded(g, known[i]));
+        assert_true(wl_tensor_is_known(t) && t->known_unvalued);
+        assert_true(t->ivalues == NULL && t->fvalues == NULL);
+    }
+    /* Reshape to [1,64,1,49,49] and add to the attention scores. */
+    int32_t to = list_i64(g, "to", DIMS(1, 64, 1, 49, 49));
+    int32_t bias5 = apply(g, WL_OP_RESHAPE, NULL, INS(bias, to));
+    assert_true(producer_folded(g, bias5));
+    int32_t x = input(g, "x", DIMS(1, 64, 3, 49, 49));
+    int32_t y = apply(g, WL_OP_ADD, NULL, INS(x, bias5));
+    assert_false(producer_folded(g, y));
+    assert_false(wl_tensor_is_known(&g->tensors[y]));
+    /* Small and defined: values as before; undefined: not folded. */
+    int32_t sixty = scalar_i64(g, "sixty", 60), z = scalar_i64(g, "z", 0);
+    assert_false(producer_folded(g, apply(g, WL_OP_DIV, NULL, INS(sixty, z))));
+    wl_stats s;
+    assert_int_equal(wl_graph_stats(g, &s, NULL), AS_OK);
+    assert_int_equal(s.n_ops, 2); /* the Add and the division by zero */
+    /* A re-run of inference starts from the constants again. */
+    g->tensors[bias].known_unvalued = false;
+    g->tensors[y].known_unvalued = true;
+    as_status st;
+    assert_int_equal(wl_graph_infer(g, &st), AS_OK);
+    assert_true(g->tensors[bias].known_unvalued);
+    assert_false(g->tensors[y].known_unvalued);
+    wl_graph_free(g);
+}
+
+/* The op that writes tensor t. */
+static const wl_op *producer_of(const wl_graph *g, int32_t t)
+{
+    return &g->ops[g->tensors[t].producer];
+}
+
+/*
+ * Nodes that copy their input unchanged are views (wl_op.identity): a Pad
+ * by zeros (Swin pads by (7 - 56 % 7) % 7), a Slice of everything, a Cast
+ * to the same type (GPT-2's attn_weights.type(value.dtype)), Expand and
+ * Tile to the same shape, the identity Transpose.  Near misses are not:
+ * a reversal, a swap of two equal axes, a real Cast, a real Pad.  A view
+ * moves no DRAM bytes in the statistics.
+ */
+static void test_identity_nodes_are_views(void **state)
+{
+    (void)state;
+    wl_graph *g = new_graph();
+    int32_t x = input(g, "x", DIMS(1, 8, 8, 4));
+    int32_t zeros = list_i64(g, "zeros", DIMS(0, 0, 0, 0, 0, 0, 0, 0));
+    int32_t pad0 = apply(g, WL_OP_PAD, NULL, INS(x, zeros));
+    int32_t ones = list_i64(g, "ones", DIMS(0, 0, 0, 0, 0, 1, 1, 0));
+    int32_t pad1 = apply(g, WL_OP_PAD, NULL, INS(x, ones));
+    assert_true(producer_of(g, pad0)->identity);
+    assert_int_equal(wl_op_category_of(producer_of(g, pad0)), WL_CAT_VIEW);
+    assert_false(producer_of(g, pad1)->identity);
+    assert_int_equal(wl_op_category_of(producer_of(g, pad1)), WL_CAT_MOVE);
+
+    int32_t s0 = list_i64(g, "s0", DIMS(0)), big = list_i64(g, "big", DIMS(INT64_MAX));
+    int32_t ax1 = list_i64(g, "ax1", DIMS(1));
+    assert_true(producer_of(g, apply(g, WL_OP_SLICE, NULL, INS(x, s0, big, ax1)))->identity);
+    int32_t rs = list_i64(g, "rs", DIMS(-1)), re = list_i64(g, "re", DIMS(INT64_MIN));
+    int32_t back = list_i64(g, "back", DIMS(-1));
+    int32_t rev = apply(g, WL_OP_SLICE, NULL, INS(x, rs, re, ax1, back));
+    assert_shape(g, rev, DIMS(1, 8, 8, 4));
+    assert_false(producer_of(g, rev)->identity);
+
+    wl_attrs a = defaults(WL_OP_CAST);
+    a.to = WL_DTYPE_F32;
+    assert_true(producer_of(g, apply(g, WL_OP_CAST, &a, INS(x)))->identity);
+    a.to = WL_DTYPE_F16;
+    assert_false(producer_of(g, apply(g, WL_OP_CAST, &a, INS(x)))->identity);
+
+    int32_t same = list_i64(g, "same", DIMS(1, 8, 8, 4));
+    assert_true(producer_of(g, apply(g, WL_OP_EXPAND, NULL, INS(x, same)))->identity);
+    int32_t reps = list_i64(g, "reps", DIMS(1, 1, 1, 1));
+    assert_true(producer_of(g, apply(g, WL_OP_TILE, NULL, INS(x, reps)))->identity);
+
+    wl_attrs t = defaults(WL_OP_TRANSPOSE);
+    t.n_perm = 4;
+    for (int i = 0; i < 4; i++)
+        t.perm[i] = i;
+    assert_true(producer_of(g, apply(g, WL_OP_TRANSPOSE, &t, INS(x)))->identity);
+    t.perm[1] = 2;
+    t.perm[2] = 1; /* 8 and 8 swapped: same shape, not the same tensor */
+    assert_false(producer_of(g, apply(g, WL_OP_TRANSPOSE, &t, INS(x)))->identity);
+
+    /* Statistics: the DRAM bytes are those of the four ops that move data;
+     * the six identities, which read and write as much, add none. */
+    int64_t moving = 0, identities = 0;
+    int n_identities = 0;
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        wl_op_stats os;
+        wl_op_stats_get(g, o, &os);
+        int64_t bytes = os.input_bytes + os.weight_bytes + os.output_bytes;
+        if (g->ops[o].identity) {
+            identities += bytes;
+            n_identities++;
+        } else {
+            moving += bytes;
+        }
+    }
+    assert_int_equal(n_identities, 6);
+    assert_true(identities > 0);
+    wl_stats s;
+    assert_int_equal(wl_graph_stats(g, &s, NULL), AS_OK);
+    assert_true(s.dram_bytes_unfused == moving);
+    wl_graph_free(g);
+}
+
 /* ReduceSum takes axes as an input from opset 13, ReduceMean keeps the
  * attribute until 18; keepdims and noop_with_empty_axes. */
 static void test_reduce_both_forms(void **state)
@@ -1385,6 +1515,8 @@ int main(void)
         cmocka_unit_test(test_overflow_and_rank_limits),
         cmocka_unit_test(test_unknown_op),
         cmocka_unit_test(test_graph_reinfer_after_batch_change),
+        cmocka_unit_test(test_constant_subgraph_folds_without_values),
+        cmocka_unit_test(test_identity_nodes_are_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

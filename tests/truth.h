@@ -33,6 +33,7 @@ typedef struct truth_model {
     char file[64];
     long long params, macs, max_ws_bf16, nodes;
     char output[64];
+    char dims[64]; /* values of the file's symbolic dims (wl_onnx_options.dims), "" none */
     int n_layers;
     truth_layer layers[TRUTH_MAX_LAYERS];
 } truth_model;
@@ -53,7 +54,7 @@ static inline bool truth_load(const char *stem, truth_model *m)
             sscanf(line, "macs %lld", &m->macs) == 1 ||
             sscanf(line, "max_ws_bf16 %lld", &m->max_ws_bf16) == 1 ||
             sscanf(line, "nodes %lld", &m->nodes) == 1 ||
-            sscanf(line, "output %63s", m->output) == 1)
+            sscanf(line, "output %63s", m->output) == 1 || sscanf(line, "dims %63s", m->dims) == 1)
             continue;
         if (m->n_layers < TRUTH_MAX_LAYERS &&
             sscanf(line, "layer %31s %lld %63s %63s %63s %159s", l->op, &l->macs, l->input,
@@ -153,6 +154,20 @@ static inline wl_graph *truth_build_zoo(const char *name)
     wl_graph *g = NULL;
     if (wl_zoo_build(name, &g, &st) != AS_OK)
         fail_msg("%s: %s", name, st.message);
+    assert_non_null(g);
+    return g;
+}
+
+/* The ONNX file at `path`, loaded with default options but for the
+ * symbolic dims' values `dims` (NULL: none); the test fails with the
+ * importer's message if it does not load. */
+static inline wl_graph *truth_load_onnx_dims(const char *path, const char *dims)
+{
+    as_status st;
+    wl_graph *g = NULL;
+    wl_onnx_options opt = {.dims = dims};
+    if (wl_onnx_load(path, &opt, &g, &st) != AS_OK)
+        fail_msg("%s: %s", path, st.message);
     assert_non_null(g);
     return g;
 }

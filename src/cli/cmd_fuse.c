@@ -29,7 +29,7 @@ static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERG
  * outlive the functions that build them). */
 static const char *const old_map_budget[] = {"mapper-budget", NULL};
 
-enum { FUSE_MAX_OPTIONS = 20 };
+enum { FUSE_MAX_OPTIONS = 24 };
 
 /* The command `fuse`, its options writing into o. */
 static cli_command fuse_command(cli_option *options, fuse_options *o)

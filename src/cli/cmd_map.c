@@ -37,7 +37,7 @@ static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_M
 static const char *const old_algo[] = {"algorithm", NULL};
 static const char *const old_map_budget[] = {"budget", NULL};
 
-enum { MAP_MAX_OPTIONS = 20 };
+enum { MAP_MAX_OPTIONS = 24 };
 
 /* The command `map`, its options writing into o. */
 static cli_command map_command(cli_option *options, map_cli_options *o)

@@ -18,7 +18,7 @@ typedef struct model_options {
     bool json;
 } model_options;
 
-enum { MODEL_MAX_OPTIONS = 8 };
+enum { MODEL_MAX_OPTIONS = 12 };
 
 /* The command `model info` (export false) or `model export`, its options
  * writing into o. */

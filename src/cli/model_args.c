@@ -1,6 +1,6 @@
 /*
  * model_args.c -- the options every command that loads a model shares
- * (--batch, --precision, --allow-unknown-ops; with --arch and --model for
+ * (--batch, --precision, --allow-unknown-ops, --dim; with --arch and --model for
  * map and fuse), loading the model with them, and its warnings, one per
  * kind.
  */
@@ -26,12 +26,17 @@ int cli_add_model_options(cli_option *options, cli_model_args *m, bool with_batc
     }
     options[n++] = cli_flag("allow-unknown-ops", &m->allow_unknown_ops,
                             "accept op types accelsearch does not model (costed as zero)");
+    if (with_batch_precision) /* search's workloads carry no such values */
+        options[n++] = cli_string("dim", "NAME=N[,...]", &m->dims,
+                                  "values of an ONNX file's symbolic input dimensions\n"
+                                  "(sequence=128); others: --batch for dim 0, else 1");
     return n;
 }
 
 as_code cli_load_model(const char *model, const cli_model_args *m, wl_graph **out, as_status *st)
 {
-    wl_onnx_options onnx = {.allow_unknown_ops = m->allow_unknown_ops, .batch = m->batch};
+    wl_onnx_options onnx = {
+        .allow_unknown_ops = m->allow_unknown_ops, .batch = m->batch, .dims = m->dims};
     wl_graph *g = NULL;
     as_code code = wl_model_load(model, &onnx, &g, st);
     if (code == AS_OK && m->batch > 0)

@@ -107,7 +107,7 @@ static bool carries_data(const wl_graph *g, int32_t t)
 static bool see_through(const wl_graph *g, int32_t p)
 {
     const wl_op *op = &g->ops[p];
-    return !op->dead && !op->folded && wl_op_kind_category(op->kind) == WL_CAT_VIEW;
+    return !op->dead && !op->folded && wl_op_category_of(op) == WL_CAT_VIEW;
 }
 
 /* Push op q on the walk (once per stamp). */

@@ -303,7 +303,7 @@ static int32_t source_tensor(const wl_graph *g, const int32_t *layer_pos, int32_
         if (p < 0 || layer_pos[p] >= 0)
             return t;
         const wl_op *op = &g->ops[p];
-        if (wl_op_kind_category(op->kind) != WL_CAT_VIEW || op->n_inputs < 1 || op->inputs[0] < 0)
+        if (wl_op_category_of(op) != WL_CAT_VIEW || op->n_inputs < 1 || op->inputs[0] < 0)
             return t;
         t = op->inputs[0];
     }
@@ -330,7 +330,7 @@ static void find_readers(const wl_graph *g, const int32_t *layer_pos, int32_t t,
             continue;
         if (layer_pos[o] == next && next >= 0)
             r->next = true;
-        else if (layer_pos[o] >= 0 || wl_op_kind_category(op->kind) != WL_CAT_VIEW)
+        else if (layer_pos[o] >= 0 || wl_op_category_of(op) != WL_CAT_VIEW)
             r->others = r->others || !op->folded;
         else
             for (int j = 0; j < op->n_outputs; j++)

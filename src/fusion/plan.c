@@ -127,8 +127,7 @@ int32_t fu_through_views(const wl_graph *g, int32_t t)
         if (p < 0)
             break;
         const wl_op *op = &g->ops[p];
-        if (op->dead || op->folded || wl_op_kind_category(op->kind) != WL_CAT_VIEW ||
-            op->n_inputs < 1)
+        if (op->dead || op->folded || wl_op_category_of(op) != WL_CAT_VIEW || op->n_inputs < 1)
             break;
         t = op->inputs[0];
     }

@@ -203,7 +203,7 @@ static bool read_outside(const fu_group *gr, int32_t t, int depth)
         const wl_op *op = &g->ops[c[k]];
         if (op->dead || op->folded)
             continue;
-        if (wl_op_kind_category(op->kind) == WL_CAT_VIEW) {
+        if (wl_op_category_of(op) == WL_CAT_VIEW) {
             if (op->inputs[0] == t && depth < 64 && read_outside(gr, op->outputs[0], depth + 1))
                 return true;
         } else if (wl_op_does_work(op) && member_index(gr, c[k]) < 0) {

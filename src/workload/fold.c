@@ -164,25 +164,68 @@ as_code wl_fold_moved(wl_infer_ctx *c, wl_fold_source source)
 
 /* ----------------------------------------------------------- dispatch */
 
+/*
+ * An op none of whose inputs varies at run time -- every present input is
+ * a constant or folded -- computes a constant, whether or not its values
+ * can be kept: a compiler evaluates it once, when the model is loaded, as
+ * XLA and TVM fold every constant subgraph.  Mark it folded and its
+ * outputs known without values.  Ops with no inputs are left alone
+ * (Constant folds itself; random generators must not fold), and so are
+ * outputs of unknown shape.
+ */
+static void fold_unvalued(wl_infer_ctx *c)
+{
+    wl_op *op = c->op;
+    int present = 0;
+    for (int s = 0; s < op->n_inputs; s++) {
+        const wl_tensor *t = wl_infer_input(c, s);
+        if (!t)
+            continue;
+        if (!wl_tensor_is_known(t))
+            return;
+        present++;
+    }
+    for (int o = 0; o < op->n_outputs; o++)
+        if (!wl_infer_output(c, o)->shape_known)
+            return;
+    if (present == 0)
+        return;
+    for (int o = 0; o < op->n_outputs; o++) {
+        wl_tensor *t = wl_infer_output(c, o);
+        if (!wl_fold_has_values(t))
+            t->known_unvalued = true;
+    }
+    op->folded = true;
+}
+
 /* Fold through the op's table entry when it has a folder, this node
  * folds, its inputs have values (or only dims are read) and every output
- * is small enough. */
+ * is small enough.  Otherwise, when its inputs are all known, fold it
+ * without values (fold_unvalued) -- but not when the folder ran and gave
+ * no values (integer division by zero, overflow: undefined, so left to
+ * run time). */
 as_code wl_fold_op(wl_infer_ctx *c)
 {
     wl_op *op = c->op;
     const wl_op_def *def = wl_op_def_of(op->kind);
-    if (!def->fold || (def->folds_node && !def->folds_node(op)))
+    if (!def->fold || (def->folds_node && !def->folds_node(op))) {
+        fold_unvalued(c);
         return AS_OK;
+    }
     /* Shape reads only its input's dims; everything else its values. */
     for (int s = 0; !def->fold_reads_dims_only && s < op->n_inputs; s++) {
         const wl_tensor *t = wl_infer_input(c, s);
-        if (t && !wl_fold_has_values(t))
+        if (t && !wl_fold_has_values(t)) {
+            fold_unvalued(c);
             return AS_OK;
+        }
     }
     for (int o = 0; o < op->n_outputs; o++) {
         int64_t n = wl_tensor_elements(wl_infer_output(c, o));
-        if (n < 0 || n > WL_MAX_FOLD_ELEMS)
+        if (n < 0 || n > WL_MAX_FOLD_ELEMS) {
+            fold_unvalued(c);
             return AS_OK;
+        }
     }
     as_code rc = def->fold(c, def->source);
     if (rc != AS_OK)

@@ -29,6 +29,11 @@ wl_op_category wl_op_kind_category(wl_op_kind k)
     return (unsigned)k < WL_OP_COUNT ? op_table[k].category : WL_CAT_UNKNOWN;
 }
 
+wl_op_category wl_op_category_of(const wl_op *op)
+{
+    return op->identity ? WL_CAT_VIEW : wl_op_kind_category(op->kind);
+}
+
 wl_op_kind wl_op_kind_from_name(const char *onnx_op_type)
 {
     for (int k = 0; k < WL_OP_UNKNOWN; k++)
@@ -167,7 +172,7 @@ bool wl_is_graph_output(const wl_graph *g, int32_t t)
 
 bool wl_tensor_is_known(const wl_tensor *t)
 {
-    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues;
+    return t->kind == WL_TENSOR_CONSTANT || t->ivalues || t->fvalues || t->known_unvalued;
 }
 
 /* --------------------------------------------------------- construction */

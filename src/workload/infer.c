@@ -327,8 +327,51 @@ static as_code check_inputs(const wl_infer_ctx *c, int required)
     return AS_OK;
 }
 
+/*
+ * True when the op's output 0 is its input 0 element for element, as its
+ * shape rule left the geometry in c: same type and shape, and a Pad that
+ * pads nothing before (so nothing after), a Slice from index 0 with step 1
+ * on every axis, a Transpose by the identity; a Cast, Expand or Tile that
+ * keeps type and shape.  Such a node moves no data (a view).
+ */
+static bool is_identity(const wl_infer_ctx *c)
+{
+    const wl_op *op = c->op;
+    const wl_tensor *x = IN(c, 0);
+    if (!x || op->n_outputs != 1 || x->dtype == WL_DTYPE_UNDEFINED)
+        return false;
+    const wl_tensor *y = wl_infer_output(c, 0);
+    if (!y->shape_known || y->dtype != x->dtype || y->rank != x->rank)
+        return false;
+    for (int i = 0; i < x->rank; i++)
+        if (y->dims[i] != x->dims[i])
+            return false;
+    bool same = true;
+    switch (op->kind) {
+    case WL_OP_PAD:
+        for (int i = 0; i < x->rank; i++)
+            same &= c->first[i] == 0;
+        return same;
+    case WL_OP_SLICE:
+        for (int i = 0; i < x->rank; i++)
+            same &= c->first[i] == 0 && c->step[i] == 1;
+        return same;
+    case WL_OP_TRANSPOSE:
+        for (int i = 0; i < x->rank; i++)
+            same &= c->perm[i] == i;
+        return same;
+    case WL_OP_CAST:
+    case WL_OP_EXPAND:
+    case WL_OP_TILE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Unknown kinds get the guessing rule; known ones have their inputs
- * checked, then their table entry's shape rule, then folding. */
+ * checked, then their table entry's shape rule, then folding, then the
+ * identity test. */
 as_code wl_infer_op(wl_graph *g, int32_t op_index, as_status *st)
 {
     if (op_index < 0 || op_index >= g->n_ops)
@@ -336,6 +379,7 @@ as_code wl_infer_op(wl_graph *g, int32_t op_index, as_status *st)
     wl_infer_ctx c = {.g = g, .op = &g->ops[op_index], .st = st};
     wl_op_kind kind = c.op->kind;
     c.op->folded = false;
+    c.op->identity = false;
     if (kind == WL_OP_UNKNOWN || (unsigned)kind >= WL_OP_COUNT)
         return infer_unknown(&c);
     const wl_op_def *def = wl_op_def_of(kind);
@@ -349,6 +393,8 @@ as_code wl_infer_op(wl_graph *g, int32_t op_index, as_status *st)
         rc = def->infer(&c);
     if (rc == AS_OK)
         rc = wl_fold_op(&c);
+    if (rc == AS_OK && !c.op->folded)
+        c.op->identity = is_identity(&c);
     return rc;
 }
 
@@ -370,6 +416,7 @@ static void reset_derived(wl_graph *g)
         tensor->shape_known = false;
         tensor->ivalues = NULL;
         tensor->fvalues = NULL;
+        tensor->known_unvalued = false;
     }
 }
 

@@ -345,8 +345,76 @@ static as_code add_initializers(importer *im)
 /* ----------------------------------------------------- declared shapes */
 
 /*
- * The element type and shape a ValueInfoProto declares.  A symbolic or
- * missing dimension becomes opt->batch (dim 0, when set) or 1, with a
+ * The value opt->dims gives symbolic dimension `param` ("NAME=N,..."),
+ * in *value; false when it names none.  Scans the string (a handful of
+ * entries, read once per symbolic dim); check_dim_bindings has checked
+ * its syntax.
+ */
+static bool bound_dim(const importer *im, const char *param, int64_t *value)
+{
+    const char *p = im->opt->dims;
+    size_t len = strlen(param);
+    while (p && *p && len > 0) {
+        size_t entry = strcspn(p, ",");
+        const char *eq = memchr(p, '=', entry);
+        if (eq && (size_t)(eq - p) == len && !strncmp(p, param, len)) {
+            *value = strtoll(eq + 1, NULL, 10);
+            return true;
+        }
+        p += entry + (p[entry] == ',');
+    }
+    return false;
+}
+
+/* True when some graph input declares symbolic dimension name[0..len). */
+static bool input_declares_dim(const importer *im, const char *name, size_t len)
+{
+    for (size_t i = 0; i < im->gp->n_input; i++) {
+        const Onnx__TypeProto *type = im->gp->input[i]->type;
+        if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !type->tensor_type || !type->tensor_type->shape)
+            continue;
+        const Onnx__TensorShapeProto *shape = type->tensor_type->shape;
+        for (size_t d = 0; d < shape->n_dim; d++) {
+            const char *param =
+                shape->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                    ? shape->dim[d]->dim_param
+                    : NULL;
+            if (param && strlen(param) == len && !strncmp(param, name, len))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* opt->dims is a list of NAME=N, N >= 1, each NAME a symbolic dimension
+ * of some graph input (a misspelt name would silently cost the model at
+ * the wrong size). */
+static as_code check_dim_bindings(importer *im)
+{
+    const char *src = im->g->source;
+    for (const char *p = im->opt->dims; p && *p;) {
+        size_t entry = strcspn(p, ",");
+        const char *eq = memchr(p, '=', entry);
+        char *end = NULL;
+        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || eq == p || end != p + entry || eq + 1 == end || v < 1 || v > INT32_MAX)
+            return as_fail(im->st, AS_EINVAL,
+                           "%s: dims: '%.*s' is not NAME=N with N in 1..2147483647", src,
+                           (int)entry, p);
+        if (!input_declares_dim(im, p, (size_t)(eq - p)))
+            return as_fail(im->st, AS_EINVAL,
+                           "%s: dims: no graph input has a symbolic dimension '%.*s'", src,
+                           (int)(eq - p), p);
+        p += entry + (p[entry] == ',');
+    }
+    return AS_OK;
+}
+
+/*
+ * The element type and shape a ValueInfoProto declares.  A symbolic
+ * dimension that opt->dims names takes its value there; any other symbolic
+ * or missing one becomes opt->batch (dim 0, when set) or 1, with a
  * warning: accelsearch costs one concrete shape.  *known is false when no
  * shape is declared at all.
  */
@@ -382,6 +450,8 @@ static as_code declared_shape(importer *im, const Onnx__ValueInfoProto *vi, wl_d
         const char *param = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
                                 ? str_or_empty(d->dim_param)
                                 : "";
+        if (bound_dim(im, param, &dims[i]))
+            continue;
         dims[i] = i == 0 && im->opt->batch > 0 ? im->opt->batch : 1;
         wl_warn(im->g, "%s: value '%s': dimension %d is symbolic ('%s'); using %lld", src, name, i,
                 param, (long long)dims[i]);
@@ -964,7 +1034,9 @@ static as_code import_graph(importer *im)
     im->kinds = malloc((im->gp->n_node ? im->gp->n_node : 1) * sizeof *im->kinds);
     if (!im->kinds)
         return out_of_memory(im);
-    as_code rc = add_initializers(im);
+    as_code rc = check_dim_bindings(im);
+    if (rc == AS_OK)
+        rc = add_initializers(im);
     if (rc == AS_OK)
         rc = add_graph_inputs(im);
     if (rc == AS_OK)

@@ -49,7 +49,7 @@ static bool is_activation(const wl_tensor *t)
 
 static bool moves_data(const wl_op *op)
 {
-    wl_op_category c = wl_op_kind_category(op->kind);
+    wl_op_category c = wl_op_category_of(op);
     return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_UNKNOWN && c != WL_CAT_SHAPE;
 }
 

@@ -232,7 +232,7 @@ void wl_mark_fusable(wl_graph *g)
 
 bool wl_op_does_work(const wl_op *op)
 {
-    wl_op_category c = wl_op_kind_category(op->kind);
+    wl_op_category c = wl_op_category_of(op); /* a node that copies its input is a view */
     return !op->dead && !op->folded && c != WL_CAT_VIEW && c != WL_CAT_SHAPE && c != WL_CAT_UNKNOWN;
 }
 

@@ -96,6 +96,11 @@ typedef struct wl_tensor {
     /* A weight whose dims are known but whose data the file omitted
      * ("weight-stripped" exports); informational. */
     bool data_stripped;
+    /* Computed at load time from known tensors alone, its values not kept
+     * (more than WL_MAX_FOLD_ELEMS elements, or an input's were not):
+     * Swin's shifted-window attention mask, a slice of GPT-2's causal mask
+     * buffer.  Known like a folded tensor; reset by re-inference. */
+    bool known_unvalued;
 } wl_tensor;
 
 /* ------------------------------------------------------------------- ops */
@@ -251,6 +256,10 @@ typedef enum wl_op_kind {
 const char *wl_op_kind_name(wl_op_kind k);
 wl_op_kind wl_op_kind_from_name(const char *onnx_op_type);
 wl_op_category wl_op_kind_category(wl_op_kind k);
+struct wl_op;
+/* The category op is costed as: WL_CAT_VIEW when inference found it an
+ * identity (wl_op.identity), else its kind's. */
+wl_op_category wl_op_category_of(const struct wl_op *op);
 const char *wl_op_category_name(wl_op_category c);
 
 typedef enum wl_auto_pad {
@@ -336,6 +345,11 @@ typedef struct wl_op {
     /* Set by inference: every output has known values, so the op does no
      * work at run time (shape arithmetic, constants). */
     bool folded;
+    /* Set by inference: output 0 is input 0 element for element (Pad by
+     * zeros, Slice of everything, Cast to its own type, Expand or Tile to
+     * the same shape, Transpose by the identity): a view, see
+     * wl_op_category_of.  Swin-T's exports pad by (7 - 56 % 7) % 7 = 0. */
+    bool identity;
     /* Set by wl_mark_fusable: an elementwise op that runs in its producer's
      * output pipeline (no DRAM round trip of its own when fused). */
     bool fusable;
@@ -437,7 +451,8 @@ as_code wl_graph_compact(wl_graph *g, as_status *st);
  * whatever runs on chip). */
 bool wl_is_graph_output(const wl_graph *g, int32_t t);
 /* True when a tensor's values are fixed before run time: a constant, or
- * shape arithmetic that inference folded.  Such a tensor moves no data. */
+ * shape arithmetic that inference folded (with its values kept or not).
+ * Such a tensor moves no data. */
 bool wl_tensor_is_known(const wl_tensor *t);
 
 /* Elements of a tensor (product of dims, 1 for a scalar); -1 when the shape
@@ -724,6 +739,10 @@ as_code wl_prune_channels(wl_graph *g, const char *op_name, double keep, int *n_
 typedef struct wl_onnx_options {
     bool allow_unknown_ops; /* accept unknown op types: cost zero, warn */
     int64_t batch;          /* > 0: value for a symbolic (dim_param) batch dim; default 1 */
+    /* Values of named symbolic dims, "NAME=N[,NAME=N...]" ("sequence=128":
+     * Hugging Face exports declare input_ids [batch, sequence]); NULL: none.
+     * A name no graph input declares, or a malformed entry, is an error. */
+    const char *dims;
 } wl_onnx_options;
 
 /* Read an ONNX model (opsets 11..17 of the default domain), map its nodes
