@@ -20,6 +20,7 @@
 #include "fusion/fusion_private.h"
 #include "search/search.h"
 #include "test_check.h"
+#include "truth.h"
 
 #define TEST_BUDGET 500
 
@@ -49,6 +50,22 @@ static int lone_elementwise(const wl_graph *g)
     return n;
 }
 
+/* Every op reading t (through views: a view's readers read t) belongs to
+ * fused op root. */
+static void assert_read_inside(const wl_graph *g, int32_t root, int32_t t)
+{
+    for (int32_t c = 0; c < wl_consumer_count(g, t); c++) {
+        const wl_op *op = &g->ops[wl_consumer_list(g, t)[c]];
+        if (op->dead)
+            continue;
+        if (wl_op_category_of(op) == WL_CAT_VIEW) {
+            assert_false(wl_is_graph_output(g, op->outputs[0]));
+            assert_read_inside(g, root, op->outputs[0]);
+        } else
+            assert_int_equal(wl_fused_root(g, wl_consumer_list(g, t)[c]), root);
+    }
+}
+
 /* Every fused op is closed: what its ops make is read inside it only,
  * but for its last op's output; its epilogue list is in topological
  * order and names it as root. */
@@ -72,8 +89,7 @@ static void assert_closed(const wl_graph *g)
                 if (t < 0 || t == final)
                     continue;
                 assert_false(wl_is_graph_output(g, t));
-                for (int32_t c = 0; c < wl_consumer_count(g, t); c++)
-                    assert_int_equal(wl_fused_root(g, wl_consumer_list(g, t)[c]), root);
+                assert_read_inside(g, root, t);
             }
         }
     }
@@ -122,6 +138,36 @@ static void test_silu_and_squeeze_excite(void **state)
         if (lone_elementwise(g) != 0)
             fail_msg("%s: %d elementwise ops left alone", models[i], lone_elementwise(g));
         assert_true(s.n_epilogue > 0);
+        assert_closed(g);
+        wl_graph_free(g);
+    }
+}
+
+/* Raw exports put views between a layer and its activation (HF GPT-2's
+ * Conv1D: Gemm, then Reshape, then GELU's tanh chain; BERT's and
+ * ConvNeXt's reshapes and permutes): views move no data, so activations,
+ * biases and residual adds still join their layer.  What stays alone in
+ * these opset-14 exports is the decomposed LayerNorm's square (Pow of
+ * x - mean, which the normalising Div reads again: a tensor read by two
+ * fused ops must leave both) and the attention mask's Cast. */
+static void test_views_between_layer_and_epilogue(void **state)
+{
+    (void)state;
+    const char *models[] = {"bert_base_hf.onnx", "convnext_tiny.onnx", "gpt2_hf.onnx"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/models/%s", AS_TEST_DATA_DIR, models[i]);
+        wl_graph *g = truth_load_onnx(path);
+        wl_epilogue_stats s;
+        as_status st = {0};
+        check(wl_fuse_epilogues(g, &s, &st), &st);
+        for (int32_t o = 0; o < g->n_ops; o++) {
+            const wl_op *op = &g->ops[o];
+            if (wl_op_does_work(op) && elementwise(op) && op->epilogue_of < 0 &&
+                op->kind != WL_OP_POW && op->kind != WL_OP_CAST)
+                fail_msg("%s: %s '%s' left alone", models[i], op->op_type, op->name);
+        }
+        assert_true(s.n_epilogue >= 300);
         assert_closed(g);
         wl_graph_free(g);
     }
@@ -385,6 +431,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet50_fused_ops),
         cmocka_unit_test(test_silu_and_squeeze_excite),
+        cmocka_unit_test(test_views_between_layer_and_epilogue),
         cmocka_unit_test(test_graph_output_and_compaction),
         cmocka_unit_test(test_densenet_prologue_pairs),
         cmocka_unit_test(test_network_cost),

@@ -553,10 +553,11 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, const map_resi
 
 /* ------------------------------------------------------------ epilogues */
 
-/* Whether tensor t is produced inside fused op `root`. */
+/* Whether tensor t is produced inside fused op `root` (through views: a
+ * reshape of an inside tensor is inside). */
 static bool made_inside(const wl_graph *g, int32_t root, int32_t t)
 {
-    int32_t p = g->tensors[t].producer;
+    int32_t p = g->tensors[wl_view_source(g, t)].producer;
     return p >= 0 && wl_fused_root(g, p) == root;
 }
 

@@ -244,6 +244,24 @@ int32_t wl_fused_output(const wl_graph *g, int32_t root)
     return g->ops[last].n_outputs > 0 ? g->ops[last].outputs[0] : -1;
 }
 
+int32_t wl_view_source(const wl_graph *g, int32_t t)
+{
+    for (int32_t hops = 0; t >= 0 && hops < g->n_ops; hops++) {
+        int32_t p = g->tensors[t].producer;
+        if (p < 0 || g->ops[p].dead || g->ops[p].n_inputs < 1 ||
+            wl_op_category_of(&g->ops[p]) != WL_CAT_VIEW)
+            return t;
+        t = g->ops[p].inputs[0];
+    }
+    return t;
+}
+
+/* Whether op c is a live view (its output is its first input, reshaped). */
+static bool is_view(const wl_op *c)
+{
+    return !c->dead && c->n_outputs == 1 && wl_op_category_of(c) == WL_CAT_VIEW;
+}
+
 /* An op that may run in another's epilogue: working, elementwise (one
  * fixed count of vector operations per output element) and with one
  * output. */
@@ -254,7 +272,8 @@ static bool epilogue_kind(const wl_op *op)
 }
 
 /* The root whose fused op E would extend: among E's inputs produced by a
- * working op (through a member, its root), the one computed last in
+ * working op (through a member, its root; through views, the tensor they
+ * reshape: wl_view_source), the one computed last in
  * topological order, so that E's other inputs are ready when it streams;
  * -1 when none, or when another input comes from an op ordered after that
  * root (the fused op would then run before its operand exists in the
@@ -264,9 +283,10 @@ static int32_t epilogue_target(const wl_graph *g, const wl_op *e, const int32_t 
 {
     int32_t best = -1, best_position = -1;
     for (int i = 0; i < e->n_inputs; i++) {
-        int32_t t = e->inputs[i];
-        int32_t p = t >= 0 ? g->tensors[t].producer : -1;
-        if (p < 0 || !wl_op_does_work(&g->ops[p]) || wl_is_graph_output(g, t))
+        int32_t t = e->inputs[i], source = wl_view_source(g, t);
+        int32_t p = source >= 0 ? g->tensors[source].producer : -1;
+        if (p < 0 || !wl_op_does_work(&g->ops[p]) || wl_is_graph_output(g, t) ||
+            wl_is_graph_output(g, source))
             continue;
         if (position[p] > best_position) {
             best_position = position[p];
@@ -274,8 +294,8 @@ static int32_t epilogue_target(const wl_graph *g, const wl_op *e, const int32_t 
         }
     }
     for (int i = 0; i < e->n_inputs && best >= 0; i++) {
-        int32_t t = e->inputs[i];
-        int32_t p = t >= 0 ? g->tensors[t].producer : -1;
+        int32_t source = wl_view_source(g, e->inputs[i]);
+        int32_t p = source >= 0 ? g->tensors[source].producer : -1;
         if (p >= 0 && wl_op_does_work(&g->ops[p]) && wl_fused_root(g, p) != best &&
             position[p] > position[best])
             return -1;
@@ -284,14 +304,19 @@ static int32_t epilogue_target(const wl_graph *g, const wl_op *e, const int32_t 
 }
 
 /* Whether tensor t, produced inside fused op `root`, is read by an op
- * outside it or is a graph output. */
+ * outside it or is a graph output.  A view passes t on: t leaves when the
+ * view's output does (a reshape between a layer and its activation moves
+ * no data; the HF GPT-2 export has one after every Gemm). */
 static bool leaves_fused_op(const wl_graph *g, int32_t root, int32_t t)
 {
     if (wl_is_graph_output(g, t))
         return true;
     for (int32_t k = 0; k < wl_consumer_count(g, t); k++) {
-        const wl_op *c = &g->ops[wl_consumer_list(g, t)[k]];
-        if (!c->dead && wl_fused_root(g, wl_consumer_list(g, t)[k]) != root)
+        int32_t c = wl_consumer_list(g, t)[k];
+        const wl_op *op = &g->ops[c];
+        if (op->dead)
+            continue;
+        if (is_view(op) ? leaves_fused_op(g, root, op->outputs[0]) : wl_fused_root(g, c) != root)
             return true;
     }
     return false;
@@ -337,8 +362,8 @@ static int32_t drop_last_epilogue_op(wl_graph *g, int32_t root)
  * back until it is (a root alone always is), and the pass runs again with
  * each detached op barred from that root: it may then start a fused op
  * of its own (DenseNet's BN + Relu after a pooled tensor that later
- * concatenations read too).  An op read through a view counts as read
- * outside.
+ * concatenations read too).  Views between ops are seen through: a
+ * tensor reshaped on its way from a layer to its activation stays inside.
  */
 static int attach_pass(wl_graph *g, const int32_t *position, int32_t *tail, int32_t *barred)
 {

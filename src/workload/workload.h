@@ -701,6 +701,11 @@ void wl_mark_fusable(wl_graph *g);
 /* An op that does work at run time: live, unfolded, not a view, shape
  * arithmetic or an unknown op type (whether or not it runs in an epilogue). */
 bool wl_op_does_work(const wl_op *op);
+/* The tensor t reshapes: t itself unless a live view (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity, a node that copies its input) made it,
+ * else the view's input, followed back through views.  A view moves no
+ * data, so epilogue fusion and its costing see through it. */
+int32_t wl_view_source(const wl_graph *g, int32_t t);
 
 /* What wl_fuse_epilogues did. */
 typedef struct wl_epilogue_stats {
