@@ -34,7 +34,11 @@
  * fusion searches most of it (each row prints its search's seconds).  Progress goes to
  * stderr when stderr is a terminal.
  *
- * usage: bench_validate [threads [preset]]   (default 2 threads, every preset)
+ * usage: bench_validate [threads [preset|all [fused_map_budget]]]
+ *   default 2 threads, every preset, the fused plans' members mapped by the
+ *   heuristic mapper (as `accelsearch fuse`); fused_map_budget N > 0 maps
+ *   them by random-pruned search of N mappings per tile problem instead (as
+ *   `accelsearch fuse --map-budget N`), about a hundred times faster.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,12 +384,15 @@ static void print_fused_row(const validation_case *c, const arch_spec *a, const 
     printf(" | %-4s %7.1f\n", fu->algo, fu->seconds);
 }
 
-static void print_fused_header(void)
+static void print_fused_header(int64_t map_budget)
 {
-    printf(
-        "\nFused plans (`accelsearch fuse --algo dp --seed 1`: Optimus's DP over contiguous runs "
-        "of at most 8 layers, exact there, objective CASCO; intermediates on chip, tile by "
-        "tile), per inference:\n");
+    char budget[64] = "";
+    if (map_budget > 0)
+        snprintf(budget, sizeof budget, " --map-budget %lld", (long long)map_budget);
+    printf("\nFused plans (`accelsearch fuse --algo dp --seed 1%s`: Optimus's DP over contiguous "
+           "runs of at most 8 layers, exact there, objective CASCO; intermediates on chip, tile "
+           "by tile; members mapped by %s), per inference:\n",
+           budget, map_budget > 0 ? "random-pruned search" : "the heuristic mapper");
     printf("%-8s %-15s %3s %-5s %9s | %9s %9s %9s %9s %6s %9s %9s | %7s %7s %7s | %-4s %7s\n",
            "arch", "model", "N", "scope", "groups", "lat_ms", "E_mJ", "P_W", "chipP_W", "util",
            "DRAM_MB", "x_layers", "x_lat", "x_pow", "x_E", "algo", "search_s");
@@ -501,18 +508,25 @@ static void add_group(const wl_graph *g, const fu_plan *p, const fu_plan_cost *c
 
 /* The fused plan of g on a that `accelsearch fuse --algo dp` finds with
  * the mapper options mo (seed, threads; its cache holds the layer-by-layer
- * mappings, which the plan's single-layer groups reuse): Optimus's DP over
+ * mappings, which the plan's single-layer groups reuse; with map_budget > 0
+ * the members are mapped by random-pruned search of that many mappings per
+ * tile problem instead of the heuristic): Optimus's DP over
  * contiguous runs, exact, deterministic, the default objective (CASCO's
  * (off-chip + on-chip energy) x cycles).  Summed over the scope of c into
  * *out.  AS_OK or an error in st. */
 static as_code run_fused(const validation_case *c, const wl_graph *g, const arch_spec *a,
-                         const map_network_options *mo, fused *out, as_status *st)
+                         const map_network_options *mo, int64_t map_budget, fused *out,
+                         as_status *st)
 {
     fu_cost_options co;
     fu_cost_options_default(&co);
     co.search = mo->search; /* the mapper cache's key: the same options */
     co.shared_mappings = mo->cache;
     co.weights = mo->weights;
+    if (map_budget > 0) { /* as `accelsearch fuse --map-budget N` */
+        co.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
+        co.budget_per_problem = map_budget;
+    }
     fu_search_options so;
     fu_search_options_default(&so);
     so.algorithm = FU_ALGO_DP;
@@ -554,8 +568,8 @@ static as_code run_fused(const validation_case *c, const wl_graph *g, const arch
  * print its row and keep its totals (per batch) in *out, the fused plan's
  * in *fu and the architecture in *a_out; fill *fast when c is
  * EfficientNet-B7 on tpu_v3.  False on error (printed on stderr). */
-static bool run_case(const validation_case *c, int threads, totals *out, fused *fu,
-                     arch_spec *a_out, fast_breakdown *fast)
+static bool run_case(const validation_case *c, int threads, int64_t fused_map_budget, totals *out,
+                     fused *fu, arch_spec *a_out, fast_breakdown *fast)
 {
     as_status st = {0};
     wl_graph *g = NULL;
@@ -579,7 +593,7 @@ static bool run_case(const validation_case *c, int threads, totals *out, fused *
     mapped = true;
     *out = sum_layers(g, &r, c->conv_only);
     *a_out = a;
-    if (run_fused(c, g, &a, &o, fu, &st) != AS_OK)
+    if (run_fused(c, g, &a, &o, fused_map_budget, fu, &st) != AS_OK)
         goto failed;
     print_row(c, &a, out, fu);
     if (strcmp(c->arch, "tpu_v3") == 0 && strcmp(c->model, "efficientnet_b7") == 0)
@@ -626,7 +640,8 @@ typedef struct case_result {
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
-    const char *only_arch = argc > 2 ? argv[2] : NULL;
+    const char *only_arch = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
+    int64_t fused_map_budget = argc > 3 ? atoll(argv[3]) : 0;
     bool progress = isatty(STDERR_FILENO);
     size_t n_cases = sizeof CASES / sizeof CASES[0];
     case_result *res = calloc(n_cases, sizeof *res);
@@ -644,10 +659,11 @@ int main(int argc, char **argv)
         if (progress)
             fprintf(stderr, "[%zu/%zu] %s on %s, batch %lld\n", i + 1, n_cases, c->model, c->arch,
                     (long long)c->batch);
-        res[i].ok = run_case(c, threads, &res[i].layers, &res[i].fu, &res[i].a, &fast);
+        res[i].ok =
+            run_case(c, threads, fused_map_budget, &res[i].layers, &res[i].fu, &res[i].a, &fast);
         ok &= res[i].ok;
     }
-    print_fused_header();
+    print_fused_header(fused_map_budget);
     for (size_t i = 0; i < n_cases; i++)
         if (res[i].ok)
             print_fused_row(&CASES[i], &res[i].a, &res[i].layers, &res[i].fu);
