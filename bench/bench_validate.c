@@ -30,9 +30,10 @@
  *    note (frames/s to ms per frame, a chip's throughput split over its
  *    cores or chiplets), never scaled to fit.
  *
- * It runs by hand, not in CI: about nine minutes on two shared cores, the
- * fusion searches most of it (each row prints its search's seconds).  Progress goes to
- * stderr when stderr is a terminal.
+ * It runs by hand, not in CI: about ten minutes on two shared cores, the
+ * fusion searches most of it (each row prints its search's seconds); with
+ * a fused_map_budget of 256, half a minute.  Progress goes to stderr when
+ * stderr is a terminal.
  *
  * usage: bench_validate [threads [preset|all [fused_map_budget]]]
  *   default 2 threads, every preset, the fused plans' members mapped by the
