@@ -2,7 +2,10 @@
  * bench_validate.c -- the presets against the silicon they name: for each
  * preset and the models its chip was measured on, our latency, energy and
  * average power per inference beside the published figure, its source and
- * the ratio ours / published; then, for EfficientNet-B7 on tpu_v3, the
+ * the ratio ours / published, layer by layer (as `accelsearch map`) and
+ * for a fused plan (as `accelsearch fuse --algo dp`: groups of layers run
+ * tile by tile with their intermediates on chip, as the chips' compilers
+ * run them); then, for EfficientNet-B7 on tpu_v3, the
  * share of runtime in depthwise convolutions and the overall MXU
  * utilisation beside FAST's Table 2 and Section 3.3.2, and Eyeriss's DRAM
  * accesses per MAC beside its JSSC abstract.  docs/validation.md keeps the
@@ -13,8 +16,13 @@
  *    per batch / batch) and at the precision of the preset's MACs, mapped
  *    by the default (heuristic) mapper with seed 1, as `accelsearch map
  *    --arch A --model M --batch B --precision P` does;
+ *  - the fused figure is the plan Optimus's DP finds (fu_search, DP: exact
+ *    over contiguous runs of the topological order, deterministic) with the
+ *    same mapper options and seed, its default objective (CASCO's energy x
+ *    cycles) and weights placement (resident when they fit);
  *  - where a figure covers the convolution layers only (Eyeriss), ours
- *    sums the Conv layers only;
+ *    sums the Conv layers only (fused: the groups holding a Conv layer,
+ *    pools fused into them included);
  *  - a published chip power (Eyeriss, Edge TPU) does not include the DRAM:
  *    it is compared with our on-chip power (all energy but DRAM's, over our
  *    latency); the "P_W" column is the whole system's, DRAM included;
@@ -22,16 +30,24 @@
  *    note (frames/s to ms per frame, a chip's throughput split over its
  *    cores or chiplets), never scaled to fit.
  *
- * It runs by hand (minutes on two cores), not in CI.  Progress goes to
- * stderr when stderr is a terminal.
+ * It runs by hand, not in CI: about ten minutes on two shared cores, the
+ * fusion searches most of it (each row prints its search's seconds); with
+ * a fused_map_budget of 256, half a minute.  Progress goes to stderr when
+ * stderr is a terminal.
  *
- * usage: bench_validate [threads [preset]]   (default 2 threads, every preset)
+ * usage: bench_validate [threads [preset|all [fused_map_budget]]]
+ *   default 2 threads, every preset, the fused plans' members mapped by the
+ *   heuristic mapper (as `accelsearch fuse`); fused_map_budget N > 0 maps
+ *   them by random-pruned search of N mappings per tile problem instead (as
+ *   `accelsearch fuse --map-budget N`), about a hundred times faster.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "fusion/fusion.h"
 #include "mapping/mapping.h"
 
 /* ------------------------------------------------------ published figures */
@@ -201,6 +217,14 @@ static const double EYERISS_DRAM_PER_MAC_ALEXNET = 0.0029, EYERISS_DRAM_PER_MAC_
 
 /* ------------------------------------------------------------ our side */
 
+/* Wall-clock seconds (for the fusion searches' time). */
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* What one run gives, summed over the layers compared, per batch. */
 typedef struct totals {
     int64_t cycles;
@@ -209,6 +233,17 @@ typedef struct totals {
     double dram_pJ;
     int64_t dram_bytes;
 } totals;
+
+/* The fused plan of a case: what the fusion search found, over the same
+ * layers as the layer-by-layer totals. */
+typedef struct fused {
+    bool have;
+    totals t;
+    int32_t n_groups; /* groups summed (the plan's, or those holding a Conv) */
+    int32_t n_layers; /* working ops of the plan */
+    double seconds;   /* wall time of the search */
+    const char *algo; /* the search that found it */
+} fused;
 
 /* The storage precision matching the MAC operands (as bench_network). */
 static wl_precision precision_of(const arch_spec *a)
@@ -266,47 +301,102 @@ static void print_figure(double v)
 
 static void print_header(void)
 {
-    printf("%-8s %-15s %3s %-5s %6s | %9s %9s %9s %9s %9s %6s | %9s %9s %9s | %7s %7s %7s | %s\n",
+    printf("%-8s %-15s %3s %-5s %6s | %9s %9s %9s %9s %9s %6s | %9s %9s %9s | %7s %7s %7s | %9s "
+           "%7s | %s\n",
            "arch", "model", "N", "scope", "GMAC", "lat_ms", "E_mJ", "P_W", "chipP_W", "TDP_W",
-           "util", "pub_ms", "pub_W", "pub_mJ", "x_lat", "x_pow", "x_E", "source");
+           "util", "pub_ms", "pub_W", "pub_mJ", "x_lat", "x_pow", "x_E", "fused_ms", "x_fused",
+           "source");
 }
 
-/* One row: ours per inference beside the case's published figures. */
-static void print_row(const validation_case *c, const arch_spec *a, const totals *t)
+/* Ours per inference from totals t of case c on a. */
+typedef struct per_inference {
+    double lat_ms, e_mJ, power_W, chip_W, util;
+    double e_cmp_mJ, p_cmp_W; /* compared with the published: on-chip where it is a chip's */
+} per_inference;
+
+static per_inference per_inference_of(const validation_case *c, const arch_spec *a, const totals *t)
 {
+    per_inference r;
     double n = (double)c->batch;
     double latency_s = (double)t->cycles * a->cycle_seconds;
     double energy_J = t->energy_pJ * 1e-12;
     double chip_J = (t->energy_pJ - t->dram_pJ) * 1e-12;
-    double power_W = latency_s > 0 ? energy_J / latency_s : 0;
-    double chip_W = latency_s > 0 ? chip_J / latency_s : 0;
-    double util =
-        t->cycles > 0 ? (double)t->macs / (map_peak_macs_per_cycle(a) * (double)t->cycles) : 0;
-    double lat_ms = latency_s * 1e3 / n;
-    double e_mJ = (c->pub_chip_power ? chip_J : energy_J) * 1e3 / n;
-    double p_cmp = c->pub_chip_power ? chip_W : power_W;
+    r.lat_ms = latency_s * 1e3 / n;
+    r.e_mJ = energy_J * 1e3 / n;
+    r.power_W = latency_s > 0 ? energy_J / latency_s : 0;
+    r.chip_W = latency_s > 0 ? chip_J / latency_s : 0;
+    r.util = t->cycles > 0 ? (double)t->macs / (map_peak_macs_per_cycle(a) * (double)t->cycles) : 0;
+    r.e_cmp_mJ = (c->pub_chip_power ? chip_J : energy_J) * 1e3 / n;
+    r.p_cmp_W = c->pub_chip_power ? r.chip_W : r.power_W;
+    return r;
+}
+
+/* " %7.3g" of ours / published, or a dash when there is no published
+ * figure; `peak` marks a comparison with a datasheet peak. */
+static void print_ratio(double ours, double published, bool peak)
+{
+    if (published > 0 && peak)
+        printf(" %6.3gp", ours / published);
+    else if (published > 0)
+        printf(" %7.3g", ours / published);
+    else
+        printf(" %7s", "-");
+}
+
+/* One row: ours per inference, layer by layer and fused, beside the case's
+ * published figures. */
+static void print_row(const validation_case *c, const arch_spec *a, const totals *t,
+                      const fused *fu)
+{
+    per_inference r = per_inference_of(c, a, t);
     printf("%-8s %-15s %3lld %-5s %6.3g |", c->arch, c->model, (long long)c->batch,
-           c->conv_only ? "conv" : "all", (double)t->macs / n * 1e-9);
-    printf(" %9.3g %9.3g %9.3g %9.3g %9.3g %5.1f%% |", lat_ms, energy_J * 1e3 / n, power_W, chip_W,
-           arch_peak_power_W(a), util * 100);
+           c->conv_only ? "conv" : "all", (double)t->macs / (double)c->batch * 1e-9);
+    printf(" %9.3g %9.3g %9.3g %9.3g %9.3g %5.1f%% |", r.lat_ms, r.e_mJ, r.power_W, r.chip_W,
+           arch_peak_power_W(a), r.util * 100);
     print_figure(c->pub_latency_ms);
     print_figure(c->pub_power_W);
     print_figure(c->pub_energy_mJ);
     printf(" |");
-    if (c->pub_latency_ms > 0)
-        printf(" %7.3g", lat_ms / c->pub_latency_ms);
-    else
-        printf(" %7s", "-");
-    if (c->pub_power_W > 0)
-        printf(" %6.3g%s", p_cmp / c->pub_power_W, c->pub_power_is_peak ? "p" : " ");
-    else
-        printf(" %7s", "-");
-    if (c->pub_energy_mJ > 0)
-        printf(" %7.3g", e_mJ / c->pub_energy_mJ);
-    else
-        printf(" %7s", "-");
+    print_ratio(r.lat_ms, c->pub_latency_ms, false);
+    print_ratio(r.p_cmp_W, c->pub_power_W, c->pub_power_is_peak);
+    print_ratio(r.e_cmp_mJ, c->pub_energy_mJ, false);
+    printf(" |");
+    per_inference f = per_inference_of(c, a, &fu->t);
+    print_figure(f.lat_ms);
+    print_ratio(f.lat_ms, c->pub_latency_ms, false);
     printf(" | %s\n", c->source);
     fflush(stdout);
+}
+
+/* One row of the fused-plan table: the plan found for case c on a, per
+ * inference, beside the published figures and the layer-by-layer t. */
+static void print_fused_row(const validation_case *c, const arch_spec *a, const totals *t,
+                            const fused *fu)
+{
+    per_inference f = per_inference_of(c, a, &fu->t);
+    printf("%-8s %-15s %3lld %-5s %4d/%-4d |", c->arch, c->model, (long long)c->batch,
+           c->conv_only ? "conv" : "all", (int)fu->n_groups, (int)fu->n_layers);
+    printf(" %9.3g %9.3g %9.3g %9.3g %5.1f%% %9.3g %9.3g |", f.lat_ms, f.e_mJ, f.power_W, f.chip_W,
+           f.util * 100, (double)fu->t.dram_bytes / (double)c->batch * 1e-6,
+           (double)fu->t.cycles / (double)t->cycles);
+    print_ratio(f.lat_ms, c->pub_latency_ms, false);
+    print_ratio(f.p_cmp_W, c->pub_power_W, c->pub_power_is_peak);
+    print_ratio(f.e_cmp_mJ, c->pub_energy_mJ, false);
+    printf(" | %-4s %7.1f\n", fu->algo, fu->seconds);
+}
+
+static void print_fused_header(int64_t map_budget)
+{
+    char budget[64] = "";
+    if (map_budget > 0)
+        snprintf(budget, sizeof budget, " --map-budget %lld", (long long)map_budget);
+    printf("\nFused plans (`accelsearch fuse --algo dp --seed 1%s`: Optimus's DP over contiguous "
+           "runs of at most 8 layers, exact there, objective CASCO; intermediates on chip, tile "
+           "by tile; members mapped by %s), per inference:\n",
+           budget, map_budget > 0 ? "random-pruned search" : "the heuristic mapper");
+    printf("%-8s %-15s %3s %-5s %9s | %9s %9s %9s %9s %6s %9s %9s | %7s %7s %7s | %-4s %7s\n",
+           "arch", "model", "N", "scope", "groups", "lat_ms", "E_mJ", "P_W", "chipP_W", "util",
+           "DRAM_MB", "x_layers", "x_lat", "x_pow", "x_E", "algo", "search_s");
 }
 
 /* EfficientNet-B7 on tpu_v3 split as FAST's Table 2 splits it. */
@@ -352,7 +442,7 @@ static void print_share(const char *what, const totals *t, const totals *all, do
 /* EfficientNet-B7 on tpu_v3 against FAST's Table 2: runtime and MAC
  * shares of depthwise convolutions, other convolutions and the rest, and
  * the overall MXU utilisation. */
-static void print_fast_breakdown(const fast_breakdown *f)
+static void print_fast_breakdown(const fast_breakdown *f, const fused *fu)
 {
     const totals *dw = &f->depthwise;
     double dw_util =
@@ -369,6 +459,12 @@ static void print_fast_breakdown(const fast_breakdown *f)
                 FAST_OTHER_FLOP_SHARE);
     printf("%-22s %9.2f%% %9.1f%%   (depthwise layers alone: %.3f%%)\n", "MXU utilisation",
            100 * f->utilization, 100 * FAST_UTILIZATION, 100 * dw_util);
+    if (fu->have)
+        printf("%-22s %9.2f%% %9.1f%%   (the fused plan of the table above: %d groups; its "
+               "groups mix op types, so no split)\n",
+               "  fused plan",
+               100 * (double)fu->t.macs / (f->peak_macs_per_cycle * (double)fu->t.cycles),
+               100 * FAST_UTILIZATION, (int)fu->n_groups);
 }
 
 /* DRAM accesses (words of the DRAM level) per MAC of t on a. */
@@ -379,58 +475,141 @@ static double dram_accesses_per_mac(const arch_spec *a, const totals *t)
 }
 
 /* Eyeriss's DRAM accesses per MAC over the Conv layers of `model`, ours
- * beside the JSSC abstract's. */
-static void print_eyeriss_dram(const char *model, double ours)
+ * (layer by layer and fused) beside the JSSC abstract's. */
+static void print_eyeriss_dram(const char *model, double ours, double ours_fused)
 {
     double pub =
         strcmp(model, "alexnet") == 0 ? EYERISS_DRAM_PER_MAC_ALEXNET : EYERISS_DRAM_PER_MAC_VGG;
-    printf("  eyeriss %-8s conv layers: DRAM accesses per MAC %.4f (published %.4f, x%.3g)\n",
-           model, ours, pub, ours / pub);
+    printf("  eyeriss %-8s conv layers: DRAM accesses per MAC %.4f (published %.4f, x%.3g); "
+           "fused plan %.4f (x%.3g)\n",
+           model, ours, pub, ours / pub, ours_fused, ours_fused / pub);
 }
 
 /* ----------------------------------------------------------------- runs */
 
-/* Map case c with `threads` threads; print its row and keep its totals
- * (per batch) in *out and the architecture in *a_out; fill *fast when c is
+/* Add group k of plan p (cost c, on g) to out when it is in scope: every
+ * group, or with conv_only the groups holding a Conv layer (a fused group
+ * is costed as a whole; its pools or other members come with it). */
+static void add_group(const wl_graph *g, const fu_plan *p, const fu_plan_cost *c, int32_t k,
+                      bool conv_only, fused *out)
+{
+    bool has_conv = false;
+    for (int32_t op = 0; op < p->n_ops && !has_conv; op++)
+        has_conv = p->group[op] == k && g->ops[op].kind == WL_OP_CONV;
+    if (conv_only && !has_conv)
+        return;
+    const fu_group_cost *gc = &c->groups[k];
+    out->t.cycles += gc->cycles;
+    out->t.macs += gc->macs;
+    out->t.energy_pJ += gc->energy_pJ;
+    out->t.dram_pJ += gc->dram_energy_pJ;
+    out->t.dram_bytes += gc->dram_bytes;
+    out->n_groups++;
+}
+
+/* The fused plan of g on a that `accelsearch fuse --algo dp` finds with
+ * the mapper options mo (seed, threads; its cache holds the layer-by-layer
+ * mappings, which the plan's single-layer groups reuse; with map_budget > 0
+ * the members are mapped by random-pruned search of that many mappings per
+ * tile problem instead of the heuristic): Optimus's DP over
+ * contiguous runs, exact, deterministic, the default objective (CASCO's
+ * (off-chip + on-chip energy) x cycles).  Summed over the scope of c into
+ * *out.  AS_OK or an error in st. */
+static as_code run_fused(const validation_case *c, const wl_graph *g, const arch_spec *a,
+                         const map_network_options *mo, int64_t map_budget, fused *out,
+                         as_status *st)
+{
+    fu_cost_options co;
+    fu_cost_options_default(&co);
+    co.search = mo->search; /* the mapper cache's key: the same options */
+    co.shared_mappings = mo->cache;
+    co.weights = mo->weights;
+    if (map_budget > 0) { /* as `accelsearch fuse --map-budget N` */
+        co.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
+        co.budget_per_problem = map_budget;
+    }
+    fu_search_options so;
+    fu_search_options_default(&so);
+    so.algorithm = FU_ALGO_DP;
+    so.seed = mo->search.seed;
+    so.threads = mo->search.threads;
+    fu_evaluator *e = NULL;
+    fu_search *s = NULL;
+    fu_plan plan = {0};
+    fu_plan_cost cost = {0};
+    double start = now_seconds();
+    as_code rc = fu_evaluator_new(&e, g, a, &co, st);
+    if (rc == AS_OK)
+        rc = fu_search_init(&s, e, &so, st);
+    if (rc == AS_OK) {
+        while (fu_search_step(s, 64))
+            ;
+        rc = fu_search_best(s, &plan, &cost, st);
+    }
+    if (rc == AS_OK && !cost.valid)
+        rc = as_fail(st, AS_EINVAL, "fusion DP: no valid plan: %s", cost.reason);
+    if (rc == AS_OK) {
+        memset(out, 0, sizeof *out);
+        out->have = true;
+        out->algo = "dp";
+        for (int32_t op = 0; op < g->n_ops; op++)
+            out->n_layers += fu_op_in_plan(g, op);
+        for (int32_t k = 0; k < cost.n_groups; k++)
+            add_group(g, &plan, &cost, k, c->conv_only, out);
+        out->seconds = now_seconds() - start;
+    }
+    fu_plan_cost_free(&cost);
+    fu_plan_free(&plan);
+    fu_search_free(s);
+    fu_evaluator_free(e);
+    return rc;
+}
+
+/* Map case c with `threads` threads, layer by layer and as a fused plan;
+ * print its row and keep its totals (per batch) in *out, the fused plan's
+ * in *fu and the architecture in *a_out; fill *fast when c is
  * EfficientNet-B7 on tpu_v3.  False on error (printed on stderr). */
-static bool run_case(const validation_case *c, int threads, totals *out, arch_spec *a_out,
-                     fast_breakdown *fast)
+static bool run_case(const validation_case *c, int threads, int64_t fused_map_budget, totals *out,
+                     fused *fu, arch_spec *a_out, fast_breakdown *fast)
 {
     as_status st = {0};
     wl_graph *g = NULL;
     arch_spec a;
-    if (arch_load(c->arch, &a, &st) != AS_OK || wl_zoo_build(c->model, &g, &st) != AS_OK ||
-        (c->batch > 1 && wl_set_batch(g, c->batch, &st) != AS_OK)) {
-        fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
-        wl_graph_free(g);
-        return false;
-    }
-    wl_set_precision(g, precision_of(&a));
-    /* As `accelsearch map` lowers a model for inference by default: BN
-     * folded, elementwise ops in their producer's epilogue. */
-    if (wl_fuse_epilogues(g, NULL, &st) != AS_OK) {
-        fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
-        wl_graph_free(g);
-        return false;
-    }
     map_network_options o;
     map_network_options_default(&o);
     o.search.seed = 1;
     o.search.threads = threads;
-    map_network_result r;
-    if (map_network_evaluate(g, &a, &o, &r, &st) != AS_OK) {
-        fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
-        wl_graph_free(g);
-        return false;
-    }
+    map_network_result r = {0};
+    bool mapped = false;
+    /* As `accelsearch map` lowers a model for inference by default: BN
+     * folded, elementwise ops in their producer's epilogue. */
+    if (map_cache_new(&o.cache, &st) != AS_OK || arch_load(c->arch, &a, &st) != AS_OK ||
+        wl_zoo_build(c->model, &g, &st) != AS_OK ||
+        (c->batch > 1 && wl_set_batch(g, c->batch, &st) != AS_OK))
+        goto failed;
+    wl_set_precision(g, precision_of(&a));
+    if (wl_fuse_epilogues(g, NULL, &st) != AS_OK ||
+        map_network_evaluate(g, &a, &o, &r, &st) != AS_OK)
+        goto failed;
+    mapped = true;
     *out = sum_layers(g, &r, c->conv_only);
     *a_out = a;
-    print_row(c, &a, out);
+    if (run_fused(c, g, &a, &o, fused_map_budget, fu, &st) != AS_OK)
+        goto failed;
+    print_row(c, &a, out, fu);
     if (strcmp(c->arch, "tpu_v3") == 0 && strcmp(c->model, "efficientnet_b7") == 0)
         split_fast(g, &a, &r, c->batch, fast);
     map_network_free(&r);
     wl_graph_free(g);
+    map_cache_free(o.cache);
     return true;
+failed:
+    fprintf(stderr, "bench_validate: %s on %s: %s\n", c->model, c->arch, st.message);
+    if (mapped)
+        map_network_free(&r);
+    wl_graph_free(g);
+    map_cache_free(o.cache);
+    return false;
 }
 
 static void print_sources(void)
@@ -445,19 +624,32 @@ static void print_sources(void)
         "energy, TDP_W the preset's peak power (arch_peak_power_W), util MACs / (peak MACs "
         "per cycle x cycles); pub_* the published figures; x_lat, x_pow, x_E ours / "
         "published (x_pow and x_E use chipP_W and on-chip energy where the published power "
-        "is a chip's; 'p': against a datasheet peak, not a measurement).\n");
+        "is a chip's; 'p': against a datasheet peak, not a measurement); fused_ms, x_fused "
+        "the fused plan's latency and its ratio.  Fused table: groups the plan's groups "
+        "summed / its working layers; DRAM_MB DRAM traffic per inference; x_layers the plan's "
+        "cycles / the layer-by-layer cycles; search_s the search's wall-clock seconds.\n");
 }
+
+/* What one case gave: its totals layer by layer and fused. */
+typedef struct case_result {
+    bool ok;
+    totals layers;
+    fused fu;
+    arch_spec a;
+} case_result;
 
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
-    const char *only_arch = argc > 2 ? argv[2] : NULL;
+    const char *only_arch = argc > 2 && strcmp(argv[2], "all") != 0 ? argv[2] : NULL;
+    int64_t fused_map_budget = argc > 3 ? atoll(argv[3]) : 0;
     bool progress = isatty(STDERR_FILENO);
     size_t n_cases = sizeof CASES / sizeof CASES[0];
-    /* The Eyeriss rows, for their DRAM accesses per MAC after the table. */
-    const char *eyeriss_model[2];
-    double eyeriss_dram[2];
-    int n_eyeriss = 0;
+    case_result *res = calloc(n_cases, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "bench_validate: out of memory\n");
+        return 1;
+    }
     fast_breakdown fast = {0};
     bool ok = true;
     print_header();
@@ -468,26 +660,32 @@ int main(int argc, char **argv)
         if (progress)
             fprintf(stderr, "[%zu/%zu] %s on %s, batch %lld\n", i + 1, n_cases, c->model, c->arch,
                     (long long)c->batch);
-        totals t;
-        arch_spec a;
-        if (!run_case(c, threads, &t, &a, &fast)) {
-            ok = false;
-            continue;
-        }
-        if (strcmp(c->arch, "eyeriss") == 0 && n_eyeriss < 2) {
-            eyeriss_model[n_eyeriss] = c->model;
-            eyeriss_dram[n_eyeriss++] = dram_accesses_per_mac(&a, &t);
-        }
+        res[i].ok =
+            run_case(c, threads, fused_map_budget, &res[i].layers, &res[i].fu, &res[i].a, &fast);
+        ok &= res[i].ok;
     }
-    if (fast.have)
-        print_fast_breakdown(&fast);
+    print_fused_header(fused_map_budget);
+    for (size_t i = 0; i < n_cases; i++)
+        if (res[i].ok)
+            print_fused_row(&CASES[i], &res[i].a, &res[i].layers, &res[i].fu);
+    for (size_t i = 0; fast.have && i < n_cases; i++)
+        if (res[i].ok && strcmp(CASES[i].arch, "tpu_v3") == 0 &&
+            strcmp(CASES[i].model, "efficientnet_b7") == 0)
+            print_fast_breakdown(&fast, &res[i].fu);
     if (!only_arch || strcmp(only_arch, "shidiannao") == 0)
         printf("\nshidiannao: no zoo model matches its published benchmarks (Du et al., ISCA 2015, "
                "ten small vision CNNs); no row.\n");
-    if (n_eyeriss > 0)
-        printf("\nEyeriss DRAM traffic (eyeriss-jssc17):\n");
-    for (int i = 0; i < n_eyeriss; i++)
-        print_eyeriss_dram(eyeriss_model[i], eyeriss_dram[i]);
+    bool eyeriss_title = false;
+    for (size_t i = 0; i < n_cases; i++) {
+        if (!res[i].ok || strcmp(CASES[i].arch, "eyeriss") != 0)
+            continue;
+        if (!eyeriss_title)
+            printf("\nEyeriss DRAM traffic (eyeriss-jssc17):\n");
+        eyeriss_title = true;
+        print_eyeriss_dram(CASES[i].model, dram_accesses_per_mac(&res[i].a, &res[i].layers),
+                           dram_accesses_per_mac(&res[i].a, &res[i].fu.t));
+    }
     print_sources();
+    free(res);
     return ok ? 0 : 1;
 }
