@@ -24,16 +24,6 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The storage precision matching the MAC operands: int8, bf16, fp16 or fp32. */
-static wl_precision precision_of(const arch_spec *a)
-{
-    if (a->compute.mac_bits <= 8)
-        return WL_PREC_INT8;
-    if (a->compute.mac_bits <= 16)
-        return a->compute.mac_number == ARCH_NUMBER_BF16 ? WL_PREC_BF16 : WL_PREC_FP16;
-    return WL_PREC_FP32;
-}
-
 /* Map one model on one architecture and print a row; false on error. */
 static bool run(const char *model, const char *arch, int threads, int64_t budget)
 {
@@ -45,7 +35,7 @@ static bool run(const char *model, const char *arch, int threads, int64_t budget
         wl_graph_free(g);
         return false;
     }
-    wl_set_precision(g, precision_of(&a));
+    wl_set_precision(g, arch_mac_precision(&a));
     map_network_options o;
     map_network_options_default(&o);
     o.search.threads = threads;
@@ -63,7 +53,7 @@ static bool run(const char *model, const char *arch, int threads, int64_t budget
     for (int32_t i = 0; i < r.n_layers; i++)
         compute += r.layers[i].problem_class >= 0;
     printf("%-16s %-8s %-5s %7.2f %6d %6d %6d %10lld %10.3f %10.3f %10.3g %9.1f %6.3f\n", model,
-           arch, wl_precision_name(precision_of(&a)), seconds, r.n_layers, compute,
+           arch, wl_precision_name(arch_mac_precision(&a)), seconds, r.n_layers, compute,
            r.n_distinct_problems, (long long)r.mappings_evaluated, r.latency_s * 1e3,
            r.energy_pJ * 1e-9, r.edp_J_cycle, (double)r.dram_bytes / 1e6, r.utilization);
     fflush(stdout);

@@ -245,16 +245,6 @@ typedef struct fused {
     const char *algo; /* the search that found it */
 } fused;
 
-/* The storage precision matching the MAC operands (as bench_network). */
-static wl_precision precision_of(const arch_spec *a)
-{
-    if (a->compute.mac_bits <= 8)
-        return WL_PREC_INT8;
-    if (a->compute.mac_bits <= 16)
-        return a->compute.mac_number == ARCH_NUMBER_BF16 ? WL_PREC_BF16 : WL_PREC_FP16;
-    return WL_PREC_FP32;
-}
-
 /* True when compute op `op` of g is a depthwise convolution: a Conv whose
  * groups each see one input channel (groups == input channels). */
 static bool is_depthwise(const wl_graph *g, int32_t op)
@@ -587,7 +577,7 @@ static bool run_case(const validation_case *c, int threads, int64_t fused_map_bu
         wl_zoo_build(c->model, &g, &st) != AS_OK ||
         (c->batch > 1 && wl_set_batch(g, c->batch, &st) != AS_OK))
         goto failed;
-    wl_set_precision(g, precision_of(&a));
+    wl_set_precision(g, arch_mac_precision(&a));
     if (wl_fuse_epilogues(g, NULL, &st) != AS_OK ||
         map_network_evaluate(g, &a, &o, &r, &st) != AS_OK)
         goto failed;

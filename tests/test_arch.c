@@ -157,6 +157,26 @@ static void test_preset_key_numbers(void **state)
     assert_int_equal(tpu.compute.dataflow, ARCH_DATAFLOW_WS);
 }
 
+/* The precision each preset's MACs take as they are: int8 for the int8
+ * designs, bf16 for the TPU, fp16 for the 16-bit fixed-point ones (the
+ * closest storage precision of that width), fp32 above 16 bits. */
+static void test_mac_precision(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *preset;
+        wl_precision precision;
+    } cases[] = {{"edgetpu", WL_PREC_INT8}, {"gemmini", WL_PREC_INT8}, {"simba", WL_PREC_INT8},
+                 {"vta", WL_PREC_INT8},     {"tpu_v3", WL_PREC_BF16},  {"eyeriss", WL_PREC_FP16}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        arch_spec a = build(cases[i].preset);
+        assert_int_equal(arch_mac_precision(&a), cases[i].precision);
+    }
+    arch_spec a = build("eyeriss");
+    a.compute.mac_bits = 32;
+    assert_int_equal(arch_mac_precision(&a), WL_PREC_FP32);
+}
+
 static void test_fanout(void **state)
 {
     (void)state;
@@ -704,6 +724,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_preset_validates),
         cmocka_unit_test(test_preset_key_numbers),
+        cmocka_unit_test(test_mac_precision),
         cmocka_unit_test(test_fanout),
         cmocka_unit_test(test_published_anchors),
         cmocka_unit_test(test_tables_agree_with_accelergy),

@@ -276,3 +276,12 @@ void arch_fanout_xy(const arch_spec *a, int i, int64_t *x, int64_t *y)
     *x = below_x / (a->level[i].mesh_x > 0 ? a->level[i].mesh_x : 1);
     *y = below_y / (a->level[i].mesh_y > 0 ? a->level[i].mesh_y : 1);
 }
+
+wl_precision arch_mac_precision(const arch_spec *a)
+{
+    if (a->compute.mac_bits <= 8)
+        return WL_PREC_INT8;
+    if (a->compute.mac_bits <= 16)
+        return a->compute.mac_number == ARCH_NUMBER_BF16 ? WL_PREC_BF16 : WL_PREC_FP16;
+    return WL_PREC_FP32;
+}

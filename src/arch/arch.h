@@ -226,6 +226,12 @@ typedef struct arch_power {
 } arch_power;
 void arch_peak_power_parts(const arch_spec *a, arch_power *out);
 
+/* The storage precision whose words the MACs take as they are: int8 up to
+ * 8-bit operands, bf16 or fp16 up to 16 bits (by the operand format),
+ * fp32 above -- the precision to run a model at to see the design as its
+ * makers ran it. */
+wl_precision arch_mac_precision(const arch_spec *a);
+
 /* ------------------------------------------------------------ builders */
 
 /*
