@@ -477,6 +477,8 @@ static as_code prepare_emit_dir(const char *dir, as_status *st)
 static as_code emit_front(const se_space *s, const se_result *r, const char *dir, FILE *out,
                           as_status *st)
 {
+    if (r->n_front == 0)
+        fprintf(out, "\nno front design to write in %s\n", dir);
     for (int64_t k = 0; k < r->n_front; k++) {
         char path[4096], name[ARCH_NAME_BYTES];
         snprintf(path, sizeof path, "%s/design-%lld.yaml", dir, (long long)k);
