@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "search/search.h"
 #include "store/store.h"
 
 #include "cli_run.h"
@@ -313,12 +314,102 @@ static void test_default_db(void **state)
     free(r.out);
 }
 
+/* The edge space renamed (and with limits scaled by limit_scale), saved
+ * as a space file at path. */
+static void save_space_file(const char *path, const char *name, double limit_scale)
+{
+    se_space space;
+    as_status st;
+    as_status_clear(&st);
+    if (se_space_load("edge", &space, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    snprintf(space.name, sizeof space.name, "%s", name);
+    space.limits.max_area_mm2 *= limit_scale;
+    if (se_space_save(&space, path, &st) != AS_OK)
+        fail_msg("%s", st.message);
+}
+
+static void expect_same_file(const char *a_path, const char *b_path)
+{
+    char a[1 << 14], b[1 << 14];
+    FILE *fa = fopen(a_path, "r"), *fb = fopen(b_path, "r");
+    assert_non_null(fa);
+    assert_non_null(fb);
+    size_t na = fread(a, 1, sizeof a - 1, fa), nb = fread(b, 1, sizeof b - 1, fb);
+    a[na] = b[nb] = '\0';
+    fclose(fa);
+    fclose(fb);
+    assert_true(na > 0);
+    assert_string_equal(a, b);
+}
+
+/*
+ * show --design K --emit-arch FILE rebuilds the run's space from its
+ * configuration: a run of a space file needs --space FILE, and a space
+ * other than the run's (another name, or the same name with another
+ * definition) is refused; a run whose configuration names no space (the
+ * synthetic run 1) fails clearly.
+ */
+static void test_emit_arch(void **state)
+{
+    (void)state;
+    char space[600], changed[600], store_path[600], dir[600], out[700], emitted[700];
+    snprintf(space, sizeof space, "%s/cli_runs_space.yaml", AS_TEST_TMP_DIR);
+    snprintf(changed, sizeof changed, "%s/cli_runs_space_changed.yaml", AS_TEST_TMP_DIR);
+    snprintf(store_path, sizeof store_path, "%s/cli_runs_emit.db", AS_TEST_TMP_DIR);
+    snprintf(dir, sizeof dir, "%s/cli_runs_emit", AS_TEST_TMP_DIR);
+    snprintf(out, sizeof out, "%s/again.yaml", dir);
+    snprintf(emitted, sizeof emitted, "%s/design-0.yaml", dir);
+    remove_store(store_path);
+    remove(out);
+    save_space_file(space, "my_edge", 1.0);
+    save_space_file(changed, "my_edge", 0.5);
+    run_result r;
+    runf(&r, NULL,
+         "search --space '%s' --model alexnet --hw-budget 4 --batch 4 --plan-budget 16 "
+         "--sh-rounds 1 --map-budget 8 --seed 2 --threads 1 --db '%s' --emit-arch '%s'",
+         space, store_path, dir);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "designs written: ");
+    free(r.out);
+
+    runf(&r, NULL, "runs show --db '%s' --design 0 --emit-arch '%s'", store_path, out);
+    assert_int_not_equal(r.status, 0);
+    expect_in(r.err, "run 1 searched the space 'my_edge' of a file: give that file with --space");
+    free(r.out);
+    runf(&r, NULL, "runs show --db '%s' --design 0 --emit-arch '%s' --space edge", store_path, out);
+    assert_int_not_equal(r.status, 0);
+    expect_in(r.err, "edge: not the space run 1 searched ('my_edge'");
+    free(r.out);
+    runf(&r, NULL, "runs show --db '%s' --design 0 --emit-arch '%s' --space '%s'", store_path, out,
+         changed);
+    assert_int_not_equal(r.status, 0);
+    expect_in(r.err, "not the space run 1 searched");
+    free(r.out);
+    assert_int_not_equal(access(out, F_OK), 0); /* nothing written on a refusal */
+
+    runf(&r, NULL, "runs show --db '%s' --design 0 --emit-arch '%s' --space '%s'", store_path, out,
+         space);
+    assert_int_equal(r.status, 0);
+    expect_in(r.out, "design 0 of run 1 (iteration ");
+    free(r.out);
+    expect_same_file(emitted, out);
+
+    char args[2048];
+    snprintf(args, sizeof args, "runs show 1 --db '%s' --design 0 --emit-arch '%s'", db, out);
+    expect_usage_error(args, "run 1: its configuration names no space");
+    snprintf(args, sizeof args, "runs show 1 --db '%s' --design 0", db);
+    expect_usage_error(args, "--design and --emit-arch go together");
+    snprintf(args, sizeof args, "runs show 1 --db '%s' --space edge", db);
+    expect_usage_error(args, "--space is for --emit-arch");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list),       cmocka_unit_test(test_show),
         cmocka_unit_test(test_export),     cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_default_db),
+        cmocka_unit_test(test_default_db), cmocka_unit_test(test_emit_arch),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -3,7 +3,9 @@
  * SIGKILL in the middle of a batch and resumed reaches the result of an
  * uninterrupted run with the same seed, with every stored evaluation kept
  * and none computed or stored twice; Ctrl-C keeps what was found (exit
- * 130); bad options exit 2.
+ * 130); bad options exit 2.  --emit-arch writes each front design as an
+ * architecture file that `arch show` and `fuse` read with the search's
+ * figures, and `runs show --design K --emit-arch` writes the same bytes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/core.h"
 #include "store/store.h"
 
 #include "cli_run.h"
@@ -232,12 +236,178 @@ static void test_bad_options(void **state)
     }
 }
 
+/* The whole of file path, malloc'd. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot read %s", path);
+    char *text = calloc(1 << 20, 1);
+    assert_non_null(text);
+    fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    return text;
+}
+
+static json_t *parse_json(const char *text)
+{
+    json_error_t error;
+    json_t *v = json_loads(text, 0, &error);
+    if (!v)
+        fail_msg("bad JSON: %s (line %d)", error.text, error.line);
+    return v;
+}
+
+/* fuse's layer-by-layer group of one layer called layer, or NULL. */
+static const json_t *group_of_layer(const json_t *groups, const char *layer)
+{
+    size_t i;
+    const json_t *g;
+    json_array_foreach(groups, i, g)
+    {
+        const json_t *layers = json_object_get(g, "layers");
+        if (json_array_size(layers) == 1 &&
+            strcmp(json_string_value(json_array_get(layers, 0)), layer) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+/*
+ * What fuse finds for the chosen design's file equals what the search
+ * found, where the two compute the same thing: the search maps by
+ * random-pruned search (seed 1, one thread, --map-budget) at the space's
+ * precision (fp16 on edge), and its plan comes from a GA whose seed is
+ * the candidate's; so every group of one layer in the search's plan must
+ * cost in `fuse --algo none --map-budget B --precision fp16` what the
+ * search reported, cycle for cycle.  (Whole-model figures differ with the
+ * plan, which fuse cannot be given.)
+ */
+static void check_chosen_with_fuse(const char *file, const json_t *workload)
+{
+    char args[1024];
+    snprintf(args, sizeof args,
+             "fuse --arch '%s' --model alexnet --algo none --map-budget 16 --precision fp16 "
+             "--seed 1 --threads 1 --json",
+             file);
+    run_result r;
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    json_t *fused = parse_json(r.out);
+    free(r.out);
+    const json_t *groups = json_object_get(fused, "groups");
+    int compared = 0;
+    size_t i;
+    const json_t *g;
+    json_array_foreach(json_object_get(workload, "groups"), i, g)
+    {
+        const json_t *layers = json_object_get(g, "layers");
+        if (json_array_size(layers) != 1)
+            continue;
+        const char *layer = json_string_value(json_array_get(layers, 0));
+        const json_t *f = group_of_layer(groups, layer);
+        if (!f)
+            fail_msg("fuse has no group of '%s' alone", layer);
+        assert_int_equal(json_integer_value(json_object_get(f, "cycles")),
+                         json_integer_value(json_object_get(g, "cycles")));
+        double want = json_number_value(json_object_get(g, "energy_pJ"));
+        double got = json_number_value(json_object_get(f, "energy_pJ"));
+        if (fabs(got - want) > 1e-9 * want)
+            fail_msg("%s: fuse %.17g pJ, search %.17g pJ", layer, got, want);
+        assert_int_equal(json_integer_value(json_object_get(f, "dram_bytes")),
+                         json_integer_value(json_object_get(g, "dram_bytes")));
+        compared++;
+    }
+    assert_true(compared > 0);
+    json_decref(fused);
+}
+
+/* `arch show` on the file prints the front point's area and TDP. */
+static void check_arch_show(const char *file, const json_t *point)
+{
+    char args[1024], area[64], tdp[64];
+    snprintf(args, sizeof args, "arch show '%s'", file);
+    run_result r;
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    snprintf(area, sizeof area, " %.4f mm2", json_number_value(json_object_get(point, "area_mm2")));
+    snprintf(tdp, sizeof tdp, " %.4f W", json_number_value(json_object_get(point, "power_W")));
+    if (!strstr(r.out, area) || !strstr(r.out, tdp))
+        fail_msg("%s: want '%s' and '%s' in\n%s", file, area, tdp, r.out);
+    free(r.out);
+}
+
+static void test_emit_arch(void **state)
+{
+    (void)state;
+    char db[512], dir[512], args[2048], file[700], again[700];
+    db_path(db, sizeof db, "search_emit.db");
+    snprintf(dir, sizeof dir, "%s/search_emit_designs", AS_TEST_TMP_DIR);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    assert_int_equal(system(args), 0);
+    snprintf(args, sizeof args, SMALL_RUN " --json --db '%s' --emit-arch '%s'", db, dir);
+    run_result r;
+    run(&r, args); /* the directory is made */
+    assert_int_equal(r.status, 0);
+    json_t *result = parse_json(r.out);
+    free(r.out);
+    const json_t *front = json_object_get(result, "pareto");
+    const json_t *chosen = json_object_get(result, "chosen");
+    assert_true(json_array_size(front) > 0);
+    int n_chosen = 0;
+    for (size_t k = 0; k < json_array_size(front); k++) {
+        const json_t *point = json_array_get(front, k);
+        snprintf(file, sizeof file, "%s/design-%zu.yaml", dir, k);
+        check_arch_show(file, point);
+        bool is_chosen =
+            json_equal(json_object_get(point, "iteration"), json_object_get(chosen, "iteration")) &&
+            json_equal(json_object_get(point, "slot"), json_object_get(chosen, "slot"));
+        char line[800];
+        snprintf(line, sizeof line, "%s%s\n", file, is_chosen ? "  <- chosen" : "");
+        if (!strstr(r.err, line))
+            fail_msg("want the line '%s' in %s", line, r.err);
+        if (is_chosen) {
+            n_chosen++;
+            check_chosen_with_fuse(file,
+                                   json_array_get(json_object_get(result, "chosen_workloads"), 0));
+        }
+        /* The stored run gives the same file. */
+        snprintf(again, sizeof again, "%s/again-%zu.yaml", dir, k);
+        snprintf(args, sizeof args, "runs show --db '%s' --design %zu --emit-arch '%s'", db, k,
+                 again);
+        run_result shown;
+        run(&shown, args);
+        assert_int_equal(shown.status, 0);
+        free(shown.out);
+        char *a = slurp(file), *b = slurp(again);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+    assert_int_equal(n_chosen, 1);
+
+    /* Past the front, and a file where the directory should be: errors. */
+    snprintf(args, sizeof args, "runs show --db '%s' --design %zu --emit-arch '%s/x.yaml'", db,
+             json_array_size(front), dir);
+    run(&r, args);
+    free(r.out);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "--design wants 0 to"));
+    snprintf(args, sizeof args, "search --no-db --budget 2 --emit-arch '%s'", file);
+    run(&r, args);
+    free(r.out);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "not a directory"));
+    json_decref(result);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_sigkill_and_resume),
         cmocka_unit_test(test_interrupt_keeps_results),
+        cmocka_unit_test(test_emit_arch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "search/search.h"
 #include "store/store.h"
 
 typedef enum runs_action { RUNS_LIST, RUNS_SHOW, RUNS_EXPORT } runs_action;
@@ -25,11 +26,14 @@ typedef struct runs_options {
     int64_t run_id; /* 0: the newest */
     bool json;
     bool format_set;
-    int format;           /* index into format_names */
-    const char *out_path; /* NULL: standard output */
+    int format;            /* index into format_names */
+    const char *out_path;  /* NULL: standard output */
+    int64_t design;        /* show --design: index into the last front (-1: none) */
+    const char *emit_arch; /* show --emit-arch FILE */
+    const char *space;     /* show --space: the run's space file (default: by its name) */
 } runs_options;
 
-enum { RUNS_MAX_OPTIONS = 4 };
+enum { RUNS_MAX_OPTIONS = 7 };
 
 /* The command of one action, its options writing into o.  Each action
  * takes only its own options: --json for list and show, RUN for show and
@@ -38,7 +42,7 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
 {
     static const char *const synopsis[] = {
         "runs list [--db FILE] [--json]",
-        "runs show [RUN] [--db FILE] [--json]",
+        "runs show [RUN] [--db FILE] [--json] [--design K --emit-arch FILE [--space S]]",
         "runs export [RUN] --format json|csv [--db FILE] [-o FILE]",
     };
     static const char *const names[] = {"runs list", "runs show", "runs export"};
@@ -47,6 +51,17 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
                               "the run store (default: " CLI_DEFAULT_DB " in this directory)");
     if (action != RUNS_EXPORT)
         options[n++] = cli_flag("json", &o->json, "print one JSON object instead of tables");
+    if (action == RUNS_SHOW) {
+        options[n++] = cli_int("design", "K", &o->design, 0, INT64_MAX,
+                               "with --emit-arch: design K of the last front (its row in\n"
+                               "the front table, from 0)");
+        options[n++] = cli_string("emit-arch", "FILE", &o->emit_arch,
+                                  "write design K as an architecture file (the bytes\n"
+                                  "search --emit-arch wrote as design-K.yaml)");
+        options[n++] = cli_string("space", "S", &o->space,
+                                  "the run's design space (default: the built-in space its\n"
+                                  "configuration names; a space file must be given)");
+    }
     if (action == RUNS_EXPORT) {
         options[n] = cli_enum("format", &o->format, format_names,
                               "json: the run, its configuration, every candidate round with its\n"
@@ -86,6 +101,10 @@ static int parse_runs_options(cli_command *cmd, int argc, char **argv, runs_opti
             return cli_usage_error(cmd, "RUN wants a run id (a positive integer), got '%s'", run);
         o->run_id = id;
     }
+    if ((o->design >= 0) != (o->emit_arch != NULL))
+        return cli_usage_error(cmd, "--design and --emit-arch go together: give both");
+    if (o->space && !o->emit_arch)
+        return cli_usage_error(cmd, "--space is for --emit-arch: give --design K --emit-arch FILE");
     if (o->action == RUNS_EXPORT && !o->format_set)
         return cli_usage_error(cmd, "export needs --format json or --format csv");
     return CLI_PARSED;
@@ -400,6 +419,119 @@ static as_code show_run(store *s, const char *db, const store_run *run, bool jso
     return code;
 }
 
+/* ------------------------------------------------------------- emit-arch */
+
+/*
+ * The space run was searched in, rebuilt: the store keeps no space, but
+ * the run's configuration names it and a digest of its definition
+ * ("space edge 0123abcd..."; se_run_config_text).  The space is loaded by
+ * that name (a built-in) or from space_path, and must have that digest:
+ * a space changed since the run would decode other designs.
+ */
+static as_code run_space(store *s, const store_run *run, const char *space_path, se_space *out,
+                         as_status *st)
+{
+    char *config, name[SE_NAME_BYTES + 1] = "";
+    unsigned long long digest = 0;
+    as_code code = store_run_config(s, run->id, &config, st);
+    if (code != AS_OK)
+        return code;
+    const char *line = strstr(config, "\nspace ");
+    _Static_assert(SE_NAME_BYTES == 40, "the %40s below reads a space name");
+    bool named = line && sscanf(line, "\nspace %40s %llx", name, &digest) == 2;
+    free(config);
+    if (!named)
+        return as_fail(st, AS_EINVAL, "run %lld: its configuration names no space",
+                       (long long)run->id);
+    int n_builtin;
+    const char *const *builtin = se_space_builtin_names(&n_builtin);
+    bool is_builtin = false;
+    for (int k = 0; k < n_builtin; k++)
+        is_builtin |= strcmp(builtin[k], name) == 0;
+    if (!space_path && !is_builtin)
+        return as_fail(st, AS_EINVAL,
+                       "run %lld searched the space '%s' of a file: give that file with --space",
+                       (long long)run->id, name);
+    if ((code = se_space_load(space_path ? space_path : name, out, st)) != AS_OK)
+        return code;
+    if (strcmp(out->name, name) != 0 || se_space_digest(out) != digest)
+        return as_fail(st, AS_EINVAL,
+                       "%s: not the space run %lld searched ('%s', digest %016llx; this is "
+                       "'%s', digest %016llx): give the run's space file with --space",
+                       space_path ? space_path : name, (long long)run->id, name, digest, out->name,
+                       (unsigned long long)se_space_digest(out));
+    return AS_OK;
+}
+
+/* The point of space s whose parameters are params ({"pe_x": 14, ...},
+ * as the stored front keeps them), into *p. */
+static as_code point_of_params(const se_space *s, const json_t *params, const char *what,
+                               se_point *p, as_status *st)
+{
+    for (int k = 0; k < s->n_params; k++) {
+        const se_param *par = &s->param[k];
+        const json_t *v = json_object_get(params, par->name);
+        int64_t index = -1;
+        if (par->kind == SE_PARAM_ENUM && json_is_string(v)) {
+            for (int64_t i = 0; i < par->n_values && index < 0; i++)
+                if (strcmp(par->choice[se_param_value(par, i)], json_string_value(v)) == 0)
+                    index = i;
+        } else if (par->kind != SE_PARAM_ENUM && json_is_integer(v)) {
+            index = se_param_index(par, json_integer_value(v));
+            if (se_param_value(par, index) != json_integer_value(v))
+                index = -1;
+        }
+        if (index < 0)
+            return as_fail(st, AS_EINVAL,
+                           "%s: parameter '%s' is missing or not a value of space '%s'", what,
+                           par->name, s->name);
+        p->index[k] = index;
+    }
+    return AS_OK;
+}
+
+/* Design o->design of run's last front, as the architecture file
+ * o->emit_arch: the front's parameters decoded with the run's space. */
+static as_code emit_design(store *s, const char *db, const store_run *run, const runs_options *o,
+                           as_status *st)
+{
+    int64_t iteration;
+    double hypervolume;
+    char *front_json = NULL, what[128];
+    json_t *front = NULL;
+    se_space space;
+    se_point point = {0};
+    as_code code = run_space(s, run, o->space, &space, st);
+    if (code == AS_OK)
+        code = store_last_front(s, run->id, &iteration, &hypervolume, &front_json, st);
+    snprintf(what, sizeof what, "%s: run %lld, design %lld", db, (long long)run->id,
+             (long long)o->design);
+    json_error_t error;
+    if (code == AS_OK &&
+        (!front_json || !(front = json_loads(front_json, 0, &error)) || !json_is_array(front)))
+        code = as_fail(st, AS_EINVAL, "%s: run %lld has no front stored", db, (long long)run->id);
+    size_t n_front = json_array_size(front);
+    if (code == AS_OK && (size_t)o->design >= n_front)
+        code = as_fail(st, AS_EINVAL,
+                       "%s: the last front of run %lld has %zu designs: --design "
+                       "wants 0 to %zu",
+                       db, (long long)run->id, n_front, n_front ? n_front - 1 : 0);
+    const json_t *entry = code == AS_OK ? json_array_get(front, (size_t)o->design) : NULL;
+    if (code == AS_OK)
+        code = point_of_params(&space, json_object_get(entry, "params"), what, &point, st);
+    char name[ARCH_NAME_BYTES];
+    se_emitted_arch_name(&space, o->design, name, sizeof name);
+    if (code == AS_OK &&
+        (code = se_space_emit_arch(&space, &point, name, o->emit_arch, st)) == AS_OK)
+        printf("design %lld of run %lld (iteration %lld, slot %lld) written to %s\n",
+               (long long)o->design, (long long)run->id,
+               (long long)json_integer_value(json_object_get(entry, "iteration")),
+               (long long)json_integer_value(json_object_get(entry, "slot")), o->emit_arch);
+    json_decref(front);
+    free(front_json);
+    return code;
+}
+
 /* ----------------------------------------------------------------- export */
 
 /* The run to o->out_path, or to standard output; a failed export leaves
@@ -422,7 +554,7 @@ static as_code export_run(store *s, const store_run *run, const runs_options *o,
 /* One action of `runs`: parse, open the store (never creating one), act. */
 static int runs_action_run(runs_action action, int argc, char **argv)
 {
-    runs_options o = {.action = action, .db = CLI_DEFAULT_DB};
+    runs_options o = {.action = action, .db = CLI_DEFAULT_DB, .design = -1};
     cli_option options[RUNS_MAX_OPTIONS];
     cli_command cmd = runs_command(action, options, &o);
     int rc = parse_runs_options(&cmd, argc, argv, &o);
@@ -443,8 +575,9 @@ static int runs_action_run(runs_action action, int argc, char **argv)
     if (code == AS_OK && o.action == RUNS_LIST)
         code = list_runs(s, o.db, o.json, &st);
     else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK)
-        code = o.action == RUNS_SHOW ? show_run(s, o.db, &run, o.json, &st)
-                                     : export_run(s, &run, &o, &st);
+        code = o.action == RUNS_EXPORT ? export_run(s, &run, &o, &st)
+               : o.emit_arch           ? emit_design(s, o.db, &run, &o, &st)
+                                       : show_run(s, o.db, &run, o.json, &st);
     store_close(s);
     return code != AS_OK ? cli_fail(&cmd, &st) : CLI_EXIT_OK;
 }

@@ -5,9 +5,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "search/search.h"
@@ -32,6 +34,7 @@ typedef struct search_cli {
     int weights; /* --weights: cli_weights_mode */
     bool no_db;
     bool json;
+    const char *emit_arch_dir; /* --emit-arch: NULL for none */
     cli_model_args load;
 } search_cli;
 
@@ -45,7 +48,7 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 static const char *const old_hw_budget[] = {"budget", NULL};
 static const char *const old_plan_budget[] = {"sw-budget", NULL};
 
-enum { SEARCH_MAX_OPTIONS = 26 };
+enum { SEARCH_MAX_OPTIONS = 28 };
 
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
@@ -107,6 +110,9 @@ static cli_command search_command(cli_option *options, search_cli *c)
     n += cli_add_model_options(options + n, &c->load, false);
     options[n++] = cli_epilogue_option(&c->run.no_epilogue_fusion);
     options[n++] = cli_json_option(&c->json);
+    options[n++] = cli_string("emit-arch", "DIR", &c->emit_arch_dir,
+                              "write each Pareto-front design K as DIR/design-K.yaml\n"
+                              "(architecture files that map, fuse and arch show read)");
     return (cli_command){
         .name = "search",
         .synopsis = "search [options]",
@@ -449,6 +455,43 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
     fputc('\n', stdout);
 }
 
+/* Make --emit-arch's directory (when missing) before the search, so that
+ * an unwritable one fails at once instead of after the run. */
+static as_code prepare_emit_dir(const char *dir, as_status *st)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return as_fail(st, AS_EIO, "--emit-arch %s: cannot create the directory: %s", dir,
+                       strerror(errno));
+    struct stat info;
+    if (stat(dir, &info) != 0 || !S_ISDIR(info.st_mode))
+        return as_fail(st, AS_EIO, "--emit-arch %s: not a directory", dir);
+    if (access(dir, W_OK) != 0)
+        return as_fail(st, AS_EIO, "--emit-arch %s: cannot write in the directory: %s", dir,
+                       strerror(errno));
+    return AS_OK;
+}
+
+/* Each front design k as dir/design-k.yaml, named "<space>-design-k" (as
+ * `runs show --design k --emit-arch` names it, so both write the same
+ * bytes), one line per file on out, the chosen one marked. */
+static as_code emit_front(const se_space *s, const se_result *r, const char *dir, FILE *out,
+                          as_status *st)
+{
+    if (r->n_front == 0)
+        fprintf(out, "\nno front design to write in %s\n", dir);
+    for (int64_t k = 0; k < r->n_front; k++) {
+        char path[4096], name[ARCH_NAME_BYTES];
+        snprintf(path, sizeof path, "%s/design-%lld.yaml", dir, (long long)k);
+        se_emitted_arch_name(s, k, name, sizeof name);
+        as_code code = se_space_emit_arch(s, &r->candidates[r->front[k]].point, name, path, st);
+        if (code != AS_OK)
+            return code;
+        fprintf(out, "%s %s%s\n", k == 0 ? "\ndesigns written:" : "                ", path,
+                r->front[k] == r->chosen ? "  <- chosen" : "");
+    }
+    return AS_OK;
+}
+
 int cli_search(int argc, char **argv)
 {
     search_cli c = {0};
@@ -465,6 +508,8 @@ int cli_search(int argc, char **argv)
         return cli_fail(&cmd, &st);
     if (!c.scalar_set && space.template_kind == SE_TEMPLATE_DATAPATH)
         c.run.scalar = SE_OBJ_TDP_SECONDS;
+    if (c.emit_arch_dir && prepare_emit_dir(c.emit_arch_dir, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
     volatile int stop = 0;
     search_progress progress = {.enabled = isatty(STDERR_FILENO)};
     c.run.stop_flag = &stop;
@@ -491,6 +536,10 @@ int cli_search(int argc, char **argv)
     else
         print_text(&space, &c, &result);
     rc = result.interrupted ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
+    /* With --json the lines go to stderr: stdout stays one JSON object. */
+    if (c.emit_arch_dir &&
+        emit_front(&space, &result, c.emit_arch_dir, c.json ? stderr : stdout, &st) != AS_OK)
+        rc = cli_fail(&cmd, &st);
     se_result_free(&result);
     return rc;
 }

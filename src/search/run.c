@@ -126,9 +126,7 @@ void se_run_config_text(const se_space *s, const se_workload *workloads, int n_w
     /* Everything that changes the result, and nothing else (not the
      * thread count, the store or the progress display).  The space enters
      * by name and by a digest of its whole definition. */
-    uint64_t space_digest = as_hash_bytes(s->param, sizeof s->param, AS_HASH_SEED);
-    space_digest = as_hash_bytes(&s->limits, sizeof s->limits, space_digest);
-    space_digest = as_hash_bytes(s->baseline, sizeof s->baseline, space_digest);
+    uint64_t space_digest = se_space_digest(s);
     int n = snprintf(
         buf, size,
         "accelsearch search 1\nspace %s %016llx\nalgo %s\nbudget %lld\nbatch %d\n"

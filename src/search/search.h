@@ -145,6 +145,19 @@ void se_point_params_json(const se_space *s, const se_point *p, char *buf, size_
  */
 void se_space_decode(const se_space *s, const se_point *p, arch_spec *a, bool *feasible,
                      char *reason, size_t reason_size);
+/* Write the architecture of point p as YAML at path (arch_save's format,
+ * which map, fuse and `arch show` read), named name (NULL: as decoded).
+ * An infeasible point fails naming its reason: a front's designs are all
+ * feasible, so only a wrong point or space gets here. */
+as_code se_space_emit_arch(const se_space *s, const se_point *p, const char *name, const char *path,
+                           as_status *st);
+/* The name an emitted front design k carries: "<space>-design-k" (the
+ * same from `search --emit-arch` and `runs show --emit-arch`). */
+void se_emitted_arch_name(const se_space *s, int64_t k, char *buf, size_t size);
+/* A digest of s's whole definition (parameters, limits, baseline): what a
+ * stored run's configuration records of its space, so that the space can
+ * be checked when a run's designs are rebuilt. */
+uint64_t se_space_digest(const se_space *s);
 
 /* ---------------------------------------------------------------- objectives */
 

@@ -742,3 +742,30 @@ void se_space_decode(const se_space *s, const se_point *p, arch_spec *a, bool *f
     if (reason && reason_size)
         snprintf(reason, reason_size, "%s", ok ? "" : why);
 }
+
+as_code se_space_emit_arch(const se_space *s, const se_point *p, const char *name, const char *path,
+                           as_status *st)
+{
+    arch_spec a;
+    bool feasible;
+    char reason[256];
+    se_space_decode(s, p, &a, &feasible, reason, sizeof reason);
+    if (!feasible)
+        return as_fail(st, AS_EINVAL, "%s: the design is not feasible in space '%s': %s", path,
+                       s->name, reason);
+    if (name)
+        snprintf(a.name, sizeof a.name, "%s", name);
+    return arch_save(&a, path, st);
+}
+
+void se_emitted_arch_name(const se_space *s, int64_t k, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s-design-%lld", s->name, (long long)k);
+}
+
+uint64_t se_space_digest(const se_space *s)
+{
+    uint64_t digest = as_hash_bytes(s->param, sizeof s->param, AS_HASH_SEED);
+    digest = as_hash_bytes(&s->limits, sizeof s->limits, digest);
+    return as_hash_bytes(s->baseline, sizeof s->baseline, digest);
+}
