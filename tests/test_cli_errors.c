@@ -138,7 +138,7 @@ static const cli_case cases[] = {
     {"fuse --arch eyeriss --model alexnet --objective speed", 2, ERR,
      "--objective wants casco, edp, energy or latency, got 'speed'"},
     {"search --aggregate mean", 2, ERR, "--aggregate wants geomean or sum, got 'mean'"},
-    {"search --algo nope", 2, ERR, "--algo wants casco, mobo, bo, lcs, ga or random"},
+    {"search --algo nope", 2, ERR, "--algo wants casco, mobo, bo, lcs, ga, random or hasco"},
     {"model info alexnet --precision fp7", 2, ERR,
      "--precision wants fp32, fp16, bf16, int8 or mixed, got 'fp7'"},
     /* extra positional arguments */

@@ -5,7 +5,9 @@
  * and none computed or stored twice; Ctrl-C keeps what was found (exit
  * 130); bad options exit 2.  --emit-arch writes each front design as an
  * architecture file that `arch show` and `fuse` read with the search's
- * figures, and `runs show --design K --emit-arch` writes the same bytes.
+ * figures, and `runs show --design K --emit-arch` writes the same bytes;
+ * every --fusion search runs and shows in the chosen design's groups, and
+ * --algo hasco fuses nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,10 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "core/core.h"
 #include "store/store.h"
 
 #include "cli_run.h"
+#include "text_file.h"
 
 #define SMALL_RUN                                                                                  \
     "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
@@ -213,17 +218,18 @@ static void test_bad_options(void **state)
     const char *bad[] = {
         "search --algo nope",        "search --budget 0",      "search --space nowhere.yaml",
         "search --objectives speed", "search --model nomodel", "search --no-db --resume",
-        "search --batch 100",
+        "search --batch 100",        "search --fusion fast",
     };
     /* What each says, in the same order. */
     const char *message[] = {
-        "--algo wants casco, mobo, bo, lcs, ga or random, got 'nope'",
+        "--algo wants casco, mobo, bo, lcs, ga, random or hasco, got 'nope'",
         "--budget wants an integer from 1 to 1000000, got '0'",
         "nowhere.yaml: not a built-in space",
         "--objectives wants up to 4 of latency, energy, area, edp, perf_per_tdp, got 'speed'",
         "unknown model 'nomodel'",
         "--resume needs the store; drop '--no-db'",
         "--batch wants an integer from 1 to 64, got '100'",
+        "--fusion wants none, ga, dp or ilp, got 'fast'",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;
@@ -234,19 +240,6 @@ static void test_bad_options(void **state)
         if (!strstr(r.err, message[i]))
             fail_msg("'%s': want '%s' in %s", bad[i], message[i], r.err);
     }
-}
-
-/* The whole of file path, malloc'd. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot read %s", path);
-    char *text = calloc(1 << 20, 1);
-    assert_non_null(text);
-    fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    return text;
 }
 
 static json_t *parse_json(const char *text)
@@ -379,7 +372,7 @@ static void test_emit_arch(void **state)
         run(&shown, args);
         assert_int_equal(shown.status, 0);
         free(shown.out);
-        char *a = slurp(file), *b = slurp(again);
+        char *a = text_file(file), *b = text_file(again);
         assert_string_equal(a, b);
         free(a);
         free(b);
@@ -401,6 +394,118 @@ static void test_emit_arch(void **state)
     json_decref(result);
 }
 
+#define FUSION_RUN                                                                                 \
+    "search --model alexnet --budget 4 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
+    "--seed 5 --no-db --json "
+
+/* Run `FUSION_RUN extra` (exit 0) and parse its JSON; the caller frees it. */
+static json_t *fusion_run(const char *extra, int threads)
+{
+    char args[512];
+    snprintf(args, sizeof args, "%s --threads %d %s", FUSION_RUN, threads, extra);
+    run_result r;
+    run(&r, args);
+    if (r.status != 0)
+        fail_msg("'%s' exited %d: %s", args, r.status, r.err);
+    json_t *j = parse_json(r.out);
+    free(r.out);
+    return j;
+}
+
+/* The largest number of layers in one group of the chosen design's first
+ * workload (0 when there is no chosen design). */
+static size_t largest_group(const json_t *j)
+{
+    const json_t *groups =
+        json_object_get(json_array_get(json_object_get(j, "chosen_workloads"), 0), "groups");
+    size_t largest = 0, k;
+    const json_t *g;
+    json_array_foreach(groups, k, g)
+    {
+        size_t n = json_array_size(json_object_get(g, "layers"));
+        largest = n > largest ? n : largest;
+    }
+    assert_true(json_array_size(groups) > 0);
+    return largest;
+}
+
+/* The rounds every evaluated candidate got, or -1 when they differ. */
+static json_int_t common_rounds(const json_t *j)
+{
+    json_int_t rounds = -2;
+    size_t k;
+    const json_t *c;
+    json_array_foreach(json_object_get(j, "evaluations"), k, c)
+    {
+        json_int_t r = json_integer_value(json_object_get(c, "rounds"));
+        rounds = rounds == -2 || rounds == r ? r : -1;
+    }
+    return rounds;
+}
+
+/* Each --fusion runs end to end under casco and says so; without fusion
+ * every group is one layer, the DP and the GA fuse; only the GA is
+ * anytime, so only it gets successive halving's rounds. */
+static void test_fusion_choice(void **state)
+{
+    (void)state;
+    const char *name[] = {"none", "ga", "dp", "ilp"};
+    for (size_t i = 0; i < 4; i++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "--fusion %s", name[i]);
+        json_t *j = fusion_run(extra, 2);
+        assert_string_equal(json_string_value(json_object_get(j, "fusion")), name[i]);
+        size_t largest = largest_group(j);
+        if (strcmp(name[i], "none") == 0)
+            assert_int_equal(largest, 1);
+        if (strcmp(name[i], "ga") == 0 || strcmp(name[i], "dp") == 0)
+            assert_true(largest > 1);
+        if (strcmp(name[i], "ga") == 0)
+            assert_int_equal(common_rounds(j), -1); /* halving dropped some after round 1 */
+        else
+            assert_int_equal(common_rounds(j), 1);
+        json_decref(j);
+    }
+}
+
+/* The defaults follow the space and the engine: GA on edge, ILP on
+ * datacenter, none under hasco (HASCO), DP when asked (HASCO+Optimus). */
+static void test_fusion_defaults(void **state)
+{
+    (void)state;
+    const struct {
+        const char *extra, *fusion;
+    } cases[] = {
+        {"", "ga"},
+        {"--space datacenter --budget 2 --batch 2", "ilp"},
+        {"--algo hasco", "none"},
+        {"--algo hasco --fusion dp", "dp"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = fusion_run(cases[i].extra, 2);
+        const char *fusion = json_string_value(json_object_get(j, "fusion"));
+        if (!fusion || strcmp(fusion, cases[i].fusion) != 0)
+            fail_msg("'%s': fusion %s, want %s", cases[i].extra, fusion ? fusion : "(none)",
+                     cases[i].fusion);
+        if (strcmp(cases[i].fusion, "none") == 0)
+            assert_int_equal(largest_group(j), 1);
+        json_decref(j);
+    }
+}
+
+/* A non-default fusion search gives the same result at 1 and 2 threads. */
+static void test_fusion_threads(void **state)
+{
+    (void)state;
+    json_t *one = fusion_run("--fusion dp", 1), *two = fusion_run("--fusion dp", 2);
+    const char *keys[] = {"pareto", "chosen", "chosen_workloads", "evaluations"};
+    for (size_t k = 0; k < 4; k++)
+        if (!json_equal(json_object_get(one, keys[k]), json_object_get(two, keys[k])))
+            fail_msg("--fusion dp: \"%s\" differs between 1 and 2 threads", keys[k]);
+    json_decref(one);
+    json_decref(two);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +513,9 @@ int main(void)
         cmocka_unit_test(test_sigkill_and_resume),
         cmocka_unit_test(test_interrupt_keeps_results),
         cmocka_unit_test(test_emit_arch),
+        cmocka_unit_test(test_fusion_choice),
+        cmocka_unit_test(test_fusion_defaults),
+        cmocka_unit_test(test_fusion_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -262,6 +262,39 @@ static void test_successive_halving_rounds(void **state)
     se_result_free(&random);
 }
 
+/* The fusion search a run uses follows one rule (se_run_fusion), and its
+ * configuration text -- what --resume compares -- names it: a run with
+ * another fusion search is another run; asking for the default is not. */
+static void test_fusion_in_config(void **state)
+{
+    (void)state;
+    se_space edge = edge_space(), datacenter;
+    as_status st;
+    assert_int_equal(se_space_load("datacenter", &datacenter, &st), AS_OK);
+    se_workload w = {.model = "alexnet"};
+    se_run_options o;
+    se_run_options_default(&o);
+    assert_int_equal(se_run_fusion(&edge, &o), FU_ALGO_GA);
+    assert_int_equal(se_run_fusion(&datacenter, &o), FU_ALGO_ILP);
+    char by_default[4096], ga[4096], dp[4096];
+    se_run_config_text(&edge, &w, 1, &o, by_default, sizeof by_default);
+    assert_non_null(strstr(by_default, "\nfusion ga\n"));
+    o.fusion_set = true;
+    o.fusion = FU_ALGO_GA;
+    se_run_config_text(&edge, &w, 1, &o, ga, sizeof ga);
+    assert_string_equal(ga, by_default);
+    o.fusion = FU_ALGO_DP;
+    se_run_config_text(&edge, &w, 1, &o, dp, sizeof dp);
+    assert_string_not_equal(dp, ga);
+    o.algo = SE_ALGO_HASCO; /* HASCO+Optimus */
+    assert_int_equal(se_run_fusion(&edge, &o), FU_ALGO_DP);
+    o.fusion_set = false; /* HASCO */
+    assert_int_equal(se_run_fusion(&datacenter, &o), FU_ALGO_NONE);
+    fu_algorithm parsed;
+    assert_true(se_fusion_parse("ilp", &parsed) && parsed == FU_ALGO_ILP);
+    assert_false(se_fusion_parse("fast", &parsed));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_casco_high_fidelity_rule),
         cmocka_unit_test(test_run_same_at_1_and_2_threads),
         cmocka_unit_test(test_successive_halving_rounds),
+        cmocka_unit_test(test_fusion_in_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

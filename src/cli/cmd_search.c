@@ -28,9 +28,9 @@ typedef struct search_cli {
     const char *space;
     const char *objectives;
     se_run_options run;
-    int algo, scalar, aggregate; /* indexes into the choices */
+    int algo, scalar, aggregate, fusion; /* indexes into the choices */
     int64_t hw_budget, batch, plan_budget, sh_rounds, map_budget, threads, seed;
-    bool scalar_set, db_set, weights_set;
+    bool scalar_set, db_set, weights_set, fusion_set;
     int weights; /* --weights: cli_weights_mode */
     bool no_db;
     bool json;
@@ -38,7 +38,9 @@ typedef struct search_cli {
     cli_model_args load;
 } search_cli;
 
-static const char *const algo_names[] = {"casco", "mobo", "bo", "lcs", "ga", "random", NULL};
+static const char *const algo_names[] = {"casco", "mobo",   "bo",    "lcs",
+                                         "ga",    "random", "hasco", NULL};
+static const char *const fusion_names[] = {"none", "ga", "dp", "ilp", NULL}; /* fu_algorithm */
 static const char *const objective_names[] = {"latency", "energy",       "area",
                                               "edp",     "perf_per_tdp", NULL};
 static const char *const aggregate_names[] = {"geomean", "sum", NULL};
@@ -48,7 +50,7 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 static const char *const old_hw_budget[] = {"budget", NULL};
 static const char *const old_plan_budget[] = {"sw-budget", NULL};
 
-enum { SEARCH_MAX_OPTIONS = 28 };
+enum { SEARCH_MAX_OPTIONS = 29 };
 
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
@@ -71,7 +73,12 @@ static cli_command search_command(cli_option *options, search_cli *c)
                                  .tag = k};
     options[n++] =
         cli_string("space", "S", &c->space, "edge (default), datacenter, or a space file (YAML)");
-    options[n++] = cli_enum("algo", &c->algo, algo_names, "the search engine (default casco)");
+    options[n++] = cli_enum("algo", &c->algo, algo_names,
+                            "the search engine (default casco; hasco: mobo without fusion)");
+    options[n] = cli_enum("fusion", &c->fusion, fusion_names,
+                          "each candidate's fusion search (default ga on edge, ilp on\n"
+                          "datacenter, none with hasco)");
+    options[n++].given = &c->fusion_set;
     options[n] = cli_int("hw-budget", "N", &c->hw_budget, 1, 1000000,
                          "hardware candidates to evaluate (default 48)");
     options[n++].aliases = old_hw_budget;
@@ -192,6 +199,8 @@ static int parse_search_options(cli_command *cmd, int argc, char **argv, search_
     o->sw_budget = c->plan_budget;
     o->sh_rounds = (int)c->sh_rounds;
     o->map_budget = c->map_budget;
+    o->fusion = (fu_algorithm)c->fusion;
+    o->fusion_set = c->fusion_set;
     o->weights = cli_weights_mode(c->weights, c->weights_set);
     o->threads = (int)c->threads;
     o->seed = (uint64_t)c->seed;
@@ -297,10 +306,11 @@ static void print_workload(const se_workload_result *w)
 
 static void print_text(const se_space *s, const search_cli *c, const se_result *r)
 {
-    printf("%s on the %s space, %lld candidates (%lld rounds computed, %lld from the store) in "
-           "%.1f s\n",
-           se_algo_name(c->run.algo), s->name, (long long)(r->n_candidates - 1),
-           (long long)r->evaluations_computed, (long long)r->evaluations_loaded, r->seconds);
+    printf("%s on the %s space, fusion %s, %lld candidates (%lld rounds computed, %lld from the "
+           "store) in %.1f s\n",
+           se_algo_name(c->run.algo), s->name, se_fusion_name(se_run_fusion(s, &c->run)),
+           (long long)(r->n_candidates - 1), (long long)r->evaluations_computed,
+           (long long)r->evaluations_loaded, r->seconds);
     if (r->run_id)
         printf("store: %s, run %lld\n", c->run.db_path, (long long)r->run_id);
     if (r->n_curve)
@@ -416,6 +426,7 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
     cli_json_begin_object(&j);
     cli_json_string_field(&j, "space", s->name);
     cli_json_string_field(&j, "algo", se_algo_name(c->run.algo));
+    cli_json_string_field(&j, "fusion", se_fusion_name(se_run_fusion(s, &c->run)));
     cli_json_int_field(&j, "seed", (int64_t)c->run.seed);
     cli_json_string_field(&j, "weights", map_weights_name(c->run.weights));
     cli_json_int_field(&j, "run_id", r->run_id);

@@ -108,7 +108,8 @@ struct se_engine {
 
 const char *se_algo_name(se_algo a)
 {
-    static const char *const names[SE_N_ALGOS] = {"casco", "mobo", "bo", "lcs", "ga", "random"};
+    static const char *const names[SE_N_ALGOS] = {"casco", "mobo",   "bo",   "lcs",
+                                                  "ga",    "random", "hasco"};
     return a >= 0 && a < SE_N_ALGOS ? names[a] : "?";
 }
 
@@ -138,6 +139,10 @@ as_code se_engine_new(se_engine **out, const se_space *s, const se_engine_option
         return as_fail(st, AS_ENOMEM, "out of memory for an engine");
     e->space = *s;
     e->o = *o;
+    /* HASCO's hardware search is MOBO's (ParEGO batches on a GP); what
+     * sets it apart is the run's fusion (none: se_run_fusion). */
+    if (e->o.algo == SE_ALGO_HASCO)
+        e->o.algo = SE_ALGO_MOBO;
     if (e->o.acquisition_samples <= 0)
         e->o.acquisition_samples = DEFAULT_ACQUISITION_SAMPLES;
     if (e->o.update_percentile <= 0 || e->o.update_percentile > 100)

@@ -172,7 +172,7 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
         return code;
     fu_search_options so;
     fu_search_options_default(&so);
-    so.algorithm = FU_ALGO_GA;
+    so.algorithm = o->fusion;
     so.objective = FU_OBJ_CASCO;
     so.seed = candidate_seed(o, &c->point);
     so.threads = 1;
@@ -295,9 +295,14 @@ static double combine(const double *v, int n, se_aggregate agg)
     return agg == SE_AGG_GEOMEAN ? exp(acc / n) : acc;
 }
 
-/* Step workload k's search in chunks up to budget plans in total. */
+/* Step workload k's search in chunks up to budget plans in total; a
+ * search that is not anytime (none, DP, ILP) runs to its end at once. */
 static void step_to(se_candidate_eval *c, int k, int64_t budget, const se_sw_options *o)
 {
+    if (o->fusion != FU_ALGO_GA) {
+        fu_search_step(c->search[k], INT64_MAX);
+        return;
+    }
     int64_t spent = c->spent;
     while (spent < budget) {
         int64_t chunk = budget - spent < o->chunk ? budget - spent : o->chunk;
@@ -336,9 +341,16 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
         auc[k] = normalised_auc(curve, n_points);
         fu_plan_free(&c->plan[k]);
         fu_plan_cost_free(&c->cost[k]);
-        as_code code = fu_search_best(c->search[k], &c->plan[k], &c->cost[k], st);
+        as_status why;
+        as_status_clear(&why);
+        as_code code = fu_search_best(c->search[k], &c->plan[k], &c->cost[k], &why);
+        if (code == AS_EINVAL) { /* the ILP's: a layer of this design has no valid mapping */
+            c->outcome.feasible = false;
+            snprintf(c->outcome.reason, sizeof c->outcome.reason, "%.250s", why.message);
+            return AS_OK;
+        }
         if (code != AS_OK)
-            return code;
+            return as_fail(st, code, "%s", why.message);
         if (!c->cost[k].valid) {
             c->outcome.feasible = false;
             snprintf(c->outcome.reason, sizeof c->outcome.reason, "%s: no valid fusion plan: %s",

@@ -12,7 +12,9 @@
  * area under their best-so-far curves -- CASCO's modified rule, which
  * gives fast-falling searches a second chance.  A dropped candidate keeps
  * the value its shorter search reached: a real design with real, if less
- * tuned, software.  Other engines give every candidate B in one round.
+ * tuned, software.  Other engines give every candidate B in one round, and
+ * so does CASCO when the fusion search is not anytime (none, DP, ILP run
+ * to their end whatever B: se_run_fusion).
  *
  * Resumption: the run is a deterministic function of its configuration
  * and seed, so a resumed run replays it, taking every (iteration, slot,
@@ -120,6 +122,34 @@ void se_run_options_default(se_run_options *o)
     o->map_budget = 128;
 }
 
+static const char *const FUSION_NAMES[] = {
+    [FU_ALGO_NONE] = "none", [FU_ALGO_GA] = "ga", [FU_ALGO_DP] = "dp", [FU_ALGO_ILP] = "ilp"};
+enum { N_FUSION = (int)(sizeof FUSION_NAMES / sizeof FUSION_NAMES[0]) };
+
+const char *se_fusion_name(fu_algorithm a)
+{
+    return (unsigned)a < N_FUSION ? FUSION_NAMES[a] : "?";
+}
+
+bool se_fusion_parse(const char *s, fu_algorithm *out)
+{
+    for (int a = 0; a < N_FUSION; a++)
+        if (strcmp(s, FUSION_NAMES[a]) == 0) {
+            *out = (fu_algorithm)a;
+            return true;
+        }
+    return false;
+}
+
+fu_algorithm se_run_fusion(const se_space *s, const se_run_options *o)
+{
+    if (o->fusion_set)
+        return o->fusion;
+    if (o->algo == SE_ALGO_HASCO)
+        return FU_ALGO_NONE;
+    return s->template_kind == SE_TEMPLATE_DATAPATH ? FU_ALGO_ILP : FU_ALGO_GA;
+}
+
 void se_run_config_text(const se_space *s, const se_workload *workloads, int n_workloads,
                         const se_run_options *o, char *buf, size_t size)
 {
@@ -131,11 +161,12 @@ void se_run_config_text(const se_space *s, const se_workload *workloads, int n_w
         buf, size,
         "accelsearch search 1\nspace %s %016llx\nalgo %s\nbudget %lld\nbatch %d\n"
         "sw_budget %lld\nsh_rounds %d\nmap_budget %lld\nweights %s\naggregate %s\nscalar %s\n"
-        "epilogue_fusion %s\nobjectives",
+        "epilogue_fusion %s\nfusion %s\nobjectives",
         s->name, (unsigned long long)space_digest, se_algo_name(o->algo), (long long)o->budget,
         o->batch, (long long)o->sw_budget, o->sh_rounds, (long long)o->map_budget,
         map_weights_name(o->weights), o->aggregate == SE_AGG_GEOMEAN ? "geomean" : "sum",
-        se_objective_name(o->scalar), o->no_epilogue_fusion ? "off" : "on");
+        se_objective_name(o->scalar), o->no_epilogue_fusion ? "off" : "on",
+        se_fusion_name(se_run_fusion(s, o)));
     for (int k = 0; k < o->n_objectives && n >= 0 && (size_t)n < size; k++)
         n += snprintf(buf + n, size - (size_t)n, " %s", se_objective_name(o->objectives[k]));
     for (int i = 0; i < n_workloads && n >= 0 && (size_t)n < size; i++)
@@ -779,6 +810,9 @@ static as_code check_options(const se_run_options *o, const se_workload *w, int 
                        (long long)o->sw_budget, (long long)unit, STEPS_PER_ROUND0, o->sh_rounds);
     if (o->map_budget < 1)
         return as_fail(st, AS_EINVAL, "mapping budget must be at least 1");
+    if (o->fusion_set && (unsigned)o->fusion >= N_FUSION)
+        return as_fail(st, AS_EINVAL, "unknown fusion search %d (none, ga, dp, ilp)",
+                       (int)o->fusion);
     if (o->resume && !o->db_path)
         return as_fail(st, AS_EINVAL, "--resume needs a store (--db)");
     return AS_OK;
@@ -866,7 +900,12 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
     as_code code = check_options(o, workloads, n_workloads, st);
     if (code != AS_OK)
         return code;
-    run r = {.space = s, .o = o, .out = out, .rounds = o->sh_rounds};
+    run r = {.space = s, .o = o, .out = out};
+    r.sw.fusion = se_run_fusion(s, o);
+    /* Halving raises the fusion budget, and only the GA is anytime: with
+     * none, DP or ILP every round would repeat the first (the mapping
+     * budget is fixed), so CASCO gives one round, like the other engines. */
+    r.rounds = r.sw.fusion == FU_ALGO_GA ? o->sh_rounds : 1;
     r.start_seconds = omp_get_wtime();
     for (int i = 0; i < n_workloads; i++)
         if (!workloads[i].validation)

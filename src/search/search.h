@@ -5,12 +5,12 @@
  *
  * A run proposes hardware candidates (points of a design space) in
  * batches, decodes each into an arch_spec, checks it against the space's
- * constraints, and evaluates it on every training workload by the fusion
- * search (CASCO's GA) over the mapper, with a software budget the engine
- * controls.  Engines see only points and objective vectors; they never see
- * an architecture.  Everything is seeded: a run is a function of its
- * configuration and seed, whatever the thread count, and a killed run
- * resumes from its store to the same result.
+ * constraints, and evaluates it on every training workload by a fusion
+ * search over the mapper (CASCO's GA, Optimus's DP, FAST's ILP or none:
+ * se_run_fusion), with a software budget the engine controls.  Engines see only points and
+ * objective vectors; they never see an architecture.  Everything is seeded: a run is a function of
+ * its configuration and seed, whatever the thread count, and a killed run resumes from its store to
+ * the same result.
  */
 #ifndef AS_SEARCH_H
 #define AS_SEARCH_H
@@ -281,6 +281,7 @@ typedef enum se_algo {
     SE_ALGO_LCS,   /* FAST: linear-combination swarm */
     SE_ALGO_GA,    /* genetic over the hardware parameters */
     SE_ALGO_RANDOM,
+    SE_ALGO_HASCO, /* HASCO: MOBO's engine, whose run fuses nothing unless told (se_run_fusion) */
     SE_N_ALGOS
 } se_algo;
 
@@ -361,6 +362,8 @@ typedef struct se_run_options {
     int64_t sw_budget;   /* fusion plans per candidate at full fidelity */
     int sh_rounds;       /* CASCO: successive-halving rounds (budgets double) */
     int64_t map_budget;  /* mappings per distinct tile problem */
+    fu_algorithm fusion; /* each candidate's fusion search, when fusion_set */
+    bool fusion_set;     /* else se_run_fusion's default */
     map_weights weights; /* per candidate: AUTO (by its capacity), resident or streamed */
     const char *db_path; /* NULL: no store */
     bool resume;         /* continue the matching unfinished run in db_path */
@@ -374,8 +377,23 @@ typedef struct se_run_options {
 
 /* Defaults: CASCO, seed 1, budget 48, batch 8, 1 thread, objectives
  * latency, energy, area; scalar EDP; geomean; sw_budget 2000 plans in 3
- * rounds; map_budget 128; no store. */
+ * rounds; map_budget 128; fusion by se_run_fusion; no store. */
 void se_run_options_default(se_run_options *o);
+
+/*
+ * The fusion search a run gives every candidate -- the one rule: o->fusion
+ * when o->fusion_set; else none for HASCO (CASCO's Table I baseline: MOBO
+ * over the hardware without fusion; HASCO+Optimus is HASCO with DP); else
+ * the template's paper: CASCO's GA on EDGE, FAST's ILP on DATAPATH (so a
+ * YAML space follows its template).  Only the GA is anytime: none, DP and
+ * ILP run to completion once, whatever the software budget, and CASCO's
+ * successive halving then has nothing to raise (se_run gives every
+ * candidate one round).
+ */
+fu_algorithm se_run_fusion(const se_space *s, const se_run_options *o);
+/* "none", "ga", "dp", "ilp" (fu_algorithm order), and back. */
+const char *se_fusion_name(fu_algorithm a);
+bool se_fusion_parse(const char *s, fu_algorithm *out);
 
 /* One evaluated candidate (its final round). */
 typedef struct se_candidate {

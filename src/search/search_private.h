@@ -42,6 +42,7 @@ as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out,
 /* What the software search of a candidate is given. */
 typedef struct se_sw_options {
     uint64_t seed;       /* the run's; mixed with the point */
+    fu_algorithm fusion; /* se_run_fusion: the GA steps by chunks, the others run to the end */
     int64_t chunk;       /* fusion plans per search step (the step schedule) */
     int64_t map_budget;  /* mappings per distinct tile problem */
     map_weights weights; /* resident or streamed weights (mapping.h); AUTO: by capacity */
