@@ -206,6 +206,33 @@ static void all_temporal_mapping(const wl_problem *p, map_mapping *m)
         m->level[0].keep[ds] = true;
 }
 
+/* One array under an unbounded DRAM holding everything, every loop
+ * temporal (one_array_arch, all_temporal_mapping), with hand-set PE
+ * energies (they change energies only, never cycles). */
+static void one_array_design(const run *r, const wl_problem *p, arch_spec *a, map_mapping *m)
+{
+    one_array_arch(r->rows, r->cols, parse_dataflow(r->dataflow), a);
+    a->compute.pe_reg_pJ = 1;
+    a->compute.pe_acc_reg_pJ = 2;
+    a->compute.pe_hop_pJ = 10;
+    a->compute.pe_acc_hop_pJ = 20;
+    all_temporal_mapping(p, m);
+}
+
+/* map_evaluate of run r's layer on one_array_design; fails the test with
+ * the reason when the mapping is not valid. */
+static void evaluate_run(const run *r, map_eval *e)
+{
+    wl_problem p;
+    layer_problem(r, &p);
+    arch_spec a;
+    map_mapping m;
+    one_array_design(r, &p, &a, &m);
+    map_evaluate(&a, &p, &m, e);
+    if (e->validity != MAP_VALID)
+        fail_msg("%s: %s", r->id, e->reason);
+}
+
 /*
  * The cost model on a systolic architecture gives SCALE-Sim's cycles: one
  * rows x cols array under an unbounded DRAM that holds everything, all
@@ -218,16 +245,8 @@ static void test_evaluate_matches_scalesim(void **state)
     int n_runs = read_runs(runs);
     for (int i = 0; i < n_runs; i++) {
         const run r = runs[i];
-        wl_problem p;
-        layer_problem(&r, &p);
-        arch_spec a;
-        one_array_arch(r.rows, r.cols, parse_dataflow(r.dataflow), &a);
-        map_mapping m;
-        all_temporal_mapping(&p, &m);
         map_eval e;
-        map_evaluate(&a, &p, &m, &e);
-        if (e.validity != MAP_VALID)
-            fail_msg("%s: %s", r.id, e.reason);
+        evaluate_run(&r, &e);
         if (e.cycles != r.expect_cycles)
             fail_msg("%s: map_evaluate gives %lld cycles, SCALE-Sim reported %lld", r.id,
                      (long long)e.cycles, (long long)r.expect_cycles);
@@ -378,19 +397,6 @@ static void test_edge_words_match_scalesim(void **state)
     }
 }
 
-/* One array under an unbounded DRAM holding everything, every loop
- * temporal (as test_evaluate_matches_scalesim builds it), with hand-set
- * PE energies. */
-static void one_array_design(const run *r, const wl_problem *p, arch_spec *a, map_mapping *m)
-{
-    one_array_arch(r->rows, r->cols, parse_dataflow(r->dataflow), a);
-    a->compute.pe_reg_pJ = 1;
-    a->compute.pe_acc_reg_pJ = 2;
-    a->compute.pe_hop_pJ = 10;
-    a->compute.pe_acc_hop_pJ = 20;
-    all_temporal_mapping(p, m);
-}
-
 /*
  * map_evaluate charges the level above the array with the edge words, not
  * with one access per MAC: on every SCALE-Sim run, the DRAM's reads of
@@ -407,15 +413,8 @@ static void test_evaluate_charges_edge_words(void **state)
     int n_runs = read_runs(runs);
     for (int i = 0; i < n_runs; i++) {
         const run r = runs[i];
-        wl_problem p;
-        layer_problem(&r, &p);
-        arch_spec a;
-        map_mapping m;
-        one_array_design(&r, &p, &a, &m);
         map_eval e;
-        map_evaluate(&a, &p, &m, &e);
-        if (e.validity != MAP_VALID)
-            fail_msg("%s: %s", r.id, e.reason);
+        evaluate_run(&r, &e);
         map_systolic_gemm g;
         assert_true(map_systolic_layer_gemm(&r.layer, &g));
         int64_t expect[3];
