@@ -225,14 +225,15 @@ static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, b
         pinned[k] = x && x[k] > 0.5;
     report->optimal = Cbc_isProvenOptimal(m) != 0;
     /* CBC does not always flag its seconds limit when the limit falls in
-     * preprocessing or at the root, and under load it may then call the
-     * solve abandoned: a limited solve that ends unproven after running at
-     * least its limit (wall time is never below CBC's own clock) was ended
-     * by the limit. */
+     * preprocessing or at the root: under load it may then call the solve
+     * abandoned, or even call the model infeasible and drop the start it
+     * was given.  The model is feasible by construction (pinning nothing
+     * fits), so a limited solve that ends unproven after running at least
+     * its limit (wall time is never below CBC's own clock) was ended by
+     * the limit, whatever else CBC says. */
     report->time_limit_reached =
         Cbc_isSecondsLimitReached(m) != 0 ||
-        (time_limit_seconds > 0 && !report->optimal && !Cbc_isProvenInfeasible(m) &&
-         elapsed_seconds >= time_limit_seconds);
+        (time_limit_seconds > 0 && !report->optimal && elapsed_seconds >= time_limit_seconds);
     report->bound_cycles = Cbc_getBestPossibleObjValue(m);
     Cbc_deleteModel(m);
     free(coef);
