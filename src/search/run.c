@@ -254,12 +254,6 @@ typedef struct run {
     double start_seconds;
 } run;
 
-/* Plans per workload after round r of n_rounds (a multiple of the chunk). */
-static int64_t round_budget(const run *r, int round, int n_rounds)
-{
-    return r->final_budget >> (n_rounds - 1 - round);
-}
-
 /* Append a candidate slot to the result; NULL when out of memory. */
 static se_candidate *new_candidate(run *r)
 {
@@ -430,7 +424,7 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
             return;
     }
     b->code[i] =
-        se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate, &r->sw, st);
+        se_candidate_advance(e, round + r->rounds - n_rounds, r->o->aggregate, &r->sw, st);
     if (b->code[i] == AS_OK)
         b->code[i] = record(r, e, c, round, st);
     if (b->code[i] == AS_OK && round == n_rounds - 1)
@@ -764,7 +758,7 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         se_candidate_eval e;
         code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
         if (code == AS_OK)
-            code = se_candidate_advance(&e, r->final_budget, r->o->aggregate, &r->sw, st);
+            code = se_candidate_advance(&e, r->rounds - 1, r->o->aggregate, &r->sw, st);
         if (code == AS_OK) {
             w->outcome = e.outcome;
             w->graph = e.graph[0];
@@ -914,6 +908,8 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
     r.sw.chunk = o->sw_budget / ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
     r.final_budget = r.sw.chunk * ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
     r.sw.map_budget = o->map_budget;
+    r.sw.rounds = r.rounds;
+    r.sw.plans = r.final_budget;
     r.sw.weights = o->weights;
     code =
         se_models_new(&r.models, workloads, n_workloads, s->precision, !o->no_epilogue_fusion, st);
