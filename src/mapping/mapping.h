@@ -227,6 +227,11 @@ typedef struct map_search_options {
     double timeout_seconds;            /* 0 = none */
     bool allow_padding;                /* FAST: pad awkward dimensions to friendlier bounds */
     bool allow_imperfect;              /* remainder tiles where they help */
+    /* Heuristic: a step of fewer evaluations than one local search (1,000)
+     * runs one local search that long, not a whole one -- for a caller
+     * whose budgets are small (map_problem_search_run sets it when
+     * bounded); off, a step runs whole local searches. */
+    bool exact_steps;
 } map_search_options;
 
 /* Defaults: heuristic, EDP, seed 1, one thread, no limits, padding and

@@ -248,13 +248,14 @@ static int64_t next_target(int64_t budget, int64_t done)
 }
 
 /*
- * Step s through the targets to `budget` evaluations in all (extended by
+ * Step s (through the targets, when doubling) to `budget` evaluations in
+ * all (extended by
  * up to EXTRA_BUDGETS budgets while no valid mapping has been found; no
  * bound when budget is 0), in steps of at most STEP_EVALUATIONS, until
  * the search ends or the stop flag is set; then keep the best mapping
  * found and where the search stopped.
  */
-static void step_search(map_search *s, int64_t budget, volatile int *stop_flag,
+static void step_search(map_search *s, int64_t budget, bool doubling, volatile int *stop_flag,
                         map_problem_outcome *c)
 {
     int64_t limit = budget;
@@ -267,7 +268,7 @@ static void step_search(map_search *s, int64_t budget, volatile int *stop_flag,
                 break;
             limit += budget;
         }
-        int64_t target = done < budget ? next_target(budget, done) : limit;
+        int64_t target = done >= budget ? limit : doubling ? next_target(budget, done) : budget;
         if (budget > 0 && target - done < step)
             step = target - done;
         running = map_search_step(s, step);
@@ -285,18 +286,22 @@ static void search_problem(const arch_spec *a, const wl_problem *p, const map_se
 {
     map_search_options so = *o;
     so.threads = threads;
+    so.exact_steps = budget > 0;
     map_search *s = NULL;
     memset(c, 0, sizeof *c);
     c->code = map_search_init(&s, a, p, &so, &c->status);
     c->budget = budget;
+    /* Random points do not depend on the steps: Timeloop's search keeps
+     * its plain stepping (and its termination rules their granularity). */
+    bool doubling = o->algorithm == MAP_ALGO_HEURISTIC;
     /* Only a search stopped at one of budget's targets goes on, and only
      * when it found a mapping (one that found none may have run past its
      * budget, EXTRA_BUDGETS); any other starts afresh, to the same end. */
-    if (c->code == AS_OK && from && from->found && from->budget > 0 && from->budget <= budget &&
-        next_target(budget, from->budget - 1) == from->budget)
+    if (c->code == AS_OK && doubling && from && from->found && from->budget > 0 &&
+        from->budget <= budget && next_target(budget, from->budget - 1) == from->budget)
         c->code = map_search_restore(s, &from->resume, &from->mapping, &c->status);
     if (c->code == AS_OK)
-        step_search(s, budget, stop_flag, c);
+        step_search(s, budget, doubling, stop_flag, c);
     map_search_free(s);
 }
 

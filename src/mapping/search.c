@@ -304,14 +304,15 @@ static void plan_heuristic(map_search *s, chunk *c)
 }
 
 /* Plan the next round's chunks for `budget` more evaluations of a step
- * of step_budget; returns how many.  A heuristic step given less than one
- * local search's evaluations gets one shorter local search, so that small
- * budgets (a co-design search's first rounds) cost what they say. */
+ * of step_budget; returns how many.  With exact_steps, a heuristic step
+ * given less than one local search's evaluations gets one shorter local
+ * search, so that small budgets (a co-design search's first rounds) cost
+ * what they say. */
 static int plan_round(map_search *s, int64_t budget, int64_t step_budget)
 {
     int per_chunk = s->opt.algorithm == MAP_ALGO_RANDOM_PRUNED ? RANDOM_CHUNK : LOCAL_CHUNK;
     int want = (int)((budget + per_chunk - 1) / per_chunk);
-    int length = step_budget < LOCAL_CHUNK ? (int)step_budget : LOCAL_CHUNK;
+    int length = s->opt.exact_steps && step_budget < LOCAL_CHUNK ? (int)step_budget : LOCAL_CHUNK;
     int n = 0;
     if (want > ROUND_CHUNKS || s->opt.algorithm == MAP_ALGO_EXHAUSTIVE)
         want = ROUND_CHUNKS;
