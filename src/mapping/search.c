@@ -502,7 +502,8 @@ as_code map_search_restore(map_search *s, const map_search_resume *r, const map_
         return as_fail(st, AS_EINVAL,
                        "mapper: only a fresh heuristic or random search resumes a saved one");
     if (r->found && (r->best_variant < 0 || r->best_variant >= s->space.n_variants))
-        return as_fail(st, AS_EINVAL, "mapper: saved search's variant %d is not one of this space's",
+        return as_fail(st, AS_EINVAL,
+                       "mapper: saved search's variant %d is not one of this space's",
                        (int)r->best_variant);
     s->next_chunk = r->next_chunk;
     s->found = r->found;

@@ -26,6 +26,12 @@
 /* Mixed into the run's seed for a candidate's software seed (splitmix64's
  * increment, so that seed 0 does not hash from 0). */
 #define SOFTWARE_SEED_SALT 0x9e3779b97f4a7c15ull
+/* The mapping budget grows 4x per successive-halving round (the plans
+ * 2x): a survivor's layers are mapped to 16x the first round's budget
+ * over three rounds -- where mapping quality still pays (the heuristic is
+ * within 2-6 % of its own end only after ~16,000 evaluations per problem),
+ * while the first round screens cheaply. */
+#define MAP_BUDGET_SHIFT_PER_ROUND 2
 
 typedef struct prepared {
     int64_t batch;
@@ -302,7 +308,8 @@ int64_t se_round_plans(const se_sw_options *o, int r)
 
 int64_t se_round_map_budget(const se_sw_options *o, int r)
 {
-    int64_t budget = o->map_budget >> (o->rounds - 1 - r);
+    int shift = MAP_BUDGET_SHIFT_PER_ROUND * (o->rounds - 1 - r);
+    int64_t budget = shift < 62 ? o->map_budget >> shift : 0;
     return budget > 0 ? budget : 1;
 }
 

@@ -51,10 +51,11 @@ typedef struct se_sw_options {
     map_cache *shared;   /* mapper results across candidates (may be NULL) */
 } se_sw_options;
 
-/* The software budgets of round r (0 .. o->rounds - 1): both double from
- * round to round up to full fidelity in the last -- fusion plans per
- * workload in total, and mappings per tile problem (searches continued,
- * not restarted: mapping.h's resumable searches). */
+/* The software budgets of round r (0 .. o->rounds - 1), growing from
+ * round to round up to full fidelity in the last: fusion plans per
+ * workload in total (doubling), and mappings per tile problem
+ * (quadrupling; searches continued, not restarted: mapping.h's resumable
+ * searches). */
 int64_t se_round_plans(const se_sw_options *o, int r);
 int64_t se_round_map_budget(const se_sw_options *o, int r);
 /*
