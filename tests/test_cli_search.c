@@ -268,9 +268,11 @@ static const json_t *group_of_layer(const json_t *groups, const char *layer)
 
 /*
  * What fuse finds for the chosen design's file equals what the search
- * found, where the two compute the same thing: the search maps by
- * random-pruned search (seed 1, one thread, --map-budget) at the space's
- * precision (fp16 on edge), and its plan comes from a GA whose seed is
+ * found, where the two compute the same thing: the search maps by the
+ * heuristic mapper (seed 1, one thread, --map-budget at full fidelity,
+ * its searches continued from the earlier rounds' smaller budgets, which
+ * is the search to that budget) at the space's precision (fp16 on edge),
+ * and its plan comes from a GA whose seed is
  * the candidate's; so every group of one layer in the search's plan must
  * cost in `fuse --algo none --map-budget B --precision fp16` what the
  * search reported, cycle for cycle.  (Whole-model figures differ with the

@@ -46,8 +46,8 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     options[n++] = cli_double("time-limit", "SECONDS", &o->time_limit_s, 0, 1e9,
                               "seconds for the ILP's solver (ilp)");
     options[n] = cli_int("map-budget", "N", &o->mapper_budget, 1, INT64_MAX,
-                         "map each tile problem by random-pruned search of N mappings\n"
-                         "(default: the heuristic mapper, to its own end)");
+                         "map each tile problem with the heuristic mapper, N mappings\n"
+                         "(as search does at full fidelity; default: to its own end)");
     options[n++].aliases = old_map_budget;
     options[n++] = cli_seed_option(&o->seed);
     options[n++] = cli_threads_option(&o->threads);
@@ -252,11 +252,8 @@ int cli_fuse(int argc, char **argv)
     int32_t *ops = NULL;
     fu_cost_options co;
     fu_cost_options_default(&co);
-    /* A budget bounds random-pruned search; the heuristic has its own end. */
-    if (o.mapper_budget > 0) {
-        co.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
-        co.budget_per_problem = o.mapper_budget;
-    }
+    /* The heuristic mapper, bounded by the budget when one is given. */
+    co.budget_per_problem = o.mapper_budget;
     co.search.seed = o.search.seed;
     co.search.threads = o.search.threads;
     co.weights = cli_weights_mode(o.weights, o.weights_set);

@@ -90,7 +90,8 @@ static cli_command search_command(cli_option *options, search_cli *c)
     options[n++] = cli_int("sh-rounds", "N", &c->sh_rounds, 1, 8,
                            "successive-halving rounds of casco (default 3)");
     options[n++] = cli_int("map-budget", "N", &c->map_budget, 1, INT64_C(1) << 40,
-                           "mappings per distinct tile problem (default 128)");
+                           "heuristic mappings per distinct tile problem at full\n"
+                           "fidelity; each earlier halving round a quarter (default 4000)");
     options[n] = cli_weights_option(&c->weights, &c->weights_set);
     options[n++].help = "resident: the weights stay on chip across inferences\n"
                         "(a design that cannot hold them is infeasible);\n"

@@ -129,6 +129,18 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
 void fu_evaluator_free(fu_evaluator *e);
 const wl_graph *fu_evaluator_graph(const fu_evaluator *e);
 
+/*
+ * Raise the mapping budget per tile problem to budget_per_problem
+ * (fu_cost_options' meaning; larger than the current one, at most
+ * FU_MAX_MAP_LEVELS budgets in an evaluator's life).  Problems already
+ * mapped are not searched again from scratch: their searches go on where
+ * they stopped, when next asked for; the group costs are forgotten.  Not
+ * while another thread evaluates on e.  Successive halving's "more
+ * software budget for promising hardware", on the mapping side.
+ */
+#define FU_MAX_MAP_LEVELS 8
+as_code fu_evaluator_raise_budget(fu_evaluator *e, int64_t budget_per_problem, as_status *st);
+
 /* The cost of one group of ops (any order; the best tile and halo mode are
  * searched).  An invalid group is a result with a reason, not an error. */
 as_code fu_group_evaluate(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_group_cost *out,
@@ -169,6 +181,11 @@ typedef struct fu_search fu_search;
 as_code fu_search_init(fu_search **out, fu_evaluator *e, const fu_search_options *o, as_status *st);
 /* Evaluate up to budget more plans; false once the search has ended. */
 bool fu_search_step(fu_search *s, int64_t budget);
+/* Score the search's plans again after its evaluator's budget was raised
+ * (fu_evaluator_raise_budget): the incumbent, and the GA's population,
+ * whose best becomes the incumbent when better.  Not counted as plan
+ * evaluations. */
+as_code fu_search_rescore(fu_search *s, as_status *st);
 /* The best plan so far and its cost (both owned by the caller: free them). */
 as_code fu_search_best(const fu_search *s, fu_plan *plan, fu_plan_cost *cost, as_status *st);
 int64_t fu_search_evaluated(const fu_search *s);

@@ -63,6 +63,7 @@ as_code fu_incumbent_offer(fu_incumbent *inc, const fu_plan *p, double value, fu
 as_code fu_ga_new(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st);
 bool fu_ga_step(void *state, fu_incumbent *inc, int64_t budget, as_status *st);
 void fu_ga_free(void *state);
+as_code fu_ga_rescore(void *state, fu_incumbent *inc, as_status *st);
 
 /* The GA's operators on g alone (no evaluator), for tests, drawing from
  * seed: a random valid plan; a child of plans a and b (crossover, repair,
@@ -113,12 +114,17 @@ struct fu_evaluator {
     const wl_graph *g;
     arch_spec a;
     fu_cost_options o;
-    int onchip;               /* level holding fused data, -1: none */
-    int dram;                 /* the DRAM backing level, -1: none */
-    map_residency weights;    /* where the weights live (mapping.h); a is the mapper's view */
-    int64_t budget;           /* mappings per problem */
-    map_layer_key design_key; /* its design half, for the mapping cache */
-    map_cache *mappings;      /* o.shared_mappings, or the evaluator's own */
+    int onchip;            /* level holding fused data, -1: none */
+    int dram;              /* the DRAM backing level, -1: none */
+    map_residency weights; /* where the weights live (mapping.h); a is the mapper's view */
+    /* The mapping budgets the evaluator has been raised through (first
+     * at creation, current last): a problem's outcome at level l is its
+     * search stepped to budget[0], then on to budget[1], ... budget[l]
+     * (mapping.h's resumable searches), cached under key[l]. */
+    int n_levels;
+    int64_t budget[FU_MAX_MAP_LEVELS];           /* mappings per problem */
+    map_layer_key design_key[FU_MAX_MAP_LEVELS]; /* design halves of the cache keys */
+    map_cache *mappings;                         /* o.shared_mappings, or the evaluator's own */
     bool owns_mappings;
     as_table groups; /* group_entry */
     omp_lock_t lock; /* guards the groups */

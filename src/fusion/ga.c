@@ -564,6 +564,24 @@ bool fu_ga_step(void *state, fu_incumbent *inc, int64_t budget, as_status *st)
     return inc->evaluated < ga->opt.budget;
 }
 
+/* The population and the brood scored so far, scored again in place
+ * (their order is kept: the next selection sorts them), each offered to
+ * the incumbent. */
+as_code fu_ga_rescore(void *state, fu_incumbent *inc, as_status *st)
+{
+    fu_ga *ga = state;
+    as_code rc = AS_OK;
+    for (int k = 0; rc == AS_OK && k < ga->n_pop + ga->n_scored; k++) {
+        fu_plan_cost cost;
+        rc = fu_plan_value(ga->e, ga->opt.objective, &ga->plans[k], &ga->value[k], &cost, st);
+        if (rc == AS_OK)
+            rc = fu_incumbent_offer(inc, &ga->plans[k], ga->value[k], &cost, st);
+        else
+            fu_plan_cost_free(&cost);
+    }
+    return rc;
+}
+
 void fu_ga_free(void *state)
 {
     fu_ga *ga = state;

@@ -111,23 +111,32 @@ as_code fu_evaluator_new(fu_evaluator **out, const wl_graph *g, const arch_spec 
     e->o = *o;
     e->onchip = onchip;
     e->dram = a->level[a->n_levels - 1].cls == ARCH_CLASS_DRAM ? a->n_levels - 1 : -1;
-    e->budget = map_effective_budget(&o->search, o->budget_per_problem);
-    map_layer_key_design(&e->a, &o->search, e->budget, &e->design_key);
+    e->n_levels = 1;
+    e->budget[0] = map_effective_budget(&o->search, o->budget_per_problem);
+    map_layer_key_design(&e->a, &o->search, e->budget[0], &e->design_key[0]);
     omp_init_lock(&e->lock);
     e->lock_ready = true;
     *out = e;
     return AS_OK;
 }
 
-void fu_evaluator_free(fu_evaluator *e)
+/* Forget every group cost (their mappings are about to improve). */
+static void forget_groups(fu_evaluator *e)
 {
-    if (!e)
-        return;
     for (size_t i = 0; i < e->groups.capacity; i++) {
         group_entry *ge = as_table_slot(&e->groups, i);
         if (ge)
             free(ge->ops);
     }
+    as_table_free(&e->groups);
+    as_table_init(&e->groups, sizeof(group_entry));
+}
+
+void fu_evaluator_free(fu_evaluator *e)
+{
+    if (!e)
+        return;
+    forget_groups(e);
     if (e->owns_mappings)
         map_cache_free(e->mappings);
     as_table_free(&e->groups);
@@ -151,25 +160,58 @@ const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e)
     return &e->o;
 }
 
+as_code fu_evaluator_raise_budget(fu_evaluator *e, int64_t budget_per_problem, as_status *st)
+{
+    int64_t budget = map_effective_budget(&e->o.search, budget_per_problem);
+    int top = e->n_levels - 1;
+    if (budget == e->budget[top])
+        return AS_OK;
+    if (budget < e->budget[top] || e->n_levels == FU_MAX_MAP_LEVELS)
+        return as_fail(st, AS_EINVAL,
+                       "fusion evaluator: mapping budget %lld after %lld (budgets only grow, at "
+                       "most %d of them)",
+                       (long long)budget, (long long)e->budget[top], FU_MAX_MAP_LEVELS);
+    map_layer_key_design(&e->a, &e->o.search, budget, &e->design_key[top + 1]);
+    e->budget[top + 1] = budget;
+    e->n_levels++;
+    forget_groups(e);
+    return AS_OK;
+}
+
 /*
- * The mapper's best for problem p on e's design, searched once per
- * distinct problem (and design, when the cache is shared).  The search
- * runs outside the cache's lock, so two threads may map the same new
- * problem at once; both get the same result (same seed) and the first
- * stored wins.  Fails when the search cannot start or memory runs out.
+ * The mapper's best for problem p on e's design at its current budget,
+ * searched once per distinct problem (and design, when the cache is
+ * shared): from the cache, else the outcome at an earlier, smaller budget
+ * searched on (map_problem_search_continue: the same result, for the
+ * difference), else searched afresh.  The search runs outside the cache's
+ * lock, so two threads may map the same new problem at once; both get the
+ * same result (same seed) and the first stored wins.  Fails when the
+ * search cannot start or memory runs out.
  */
 as_code fu_mapped_problem(fu_evaluator *e, const wl_problem *p, const map_problem_outcome **out,
                           as_status *st)
 {
-    map_layer_key key = e->design_key;
+    int top = e->n_levels - 1;
+    map_layer_key key = e->design_key[top];
     map_problem_key_of(p, &key.problem);
     *out = map_cache_find(e->mappings, &key);
     if (*out)
         return AS_OK;
+    const map_problem_outcome *below = NULL;
+    for (int l = top - 1; l >= 0 && !below; l--) {
+        map_layer_key k = e->design_key[l];
+        k.problem = key.problem;
+        below = map_cache_find(e->mappings, &k);
+    }
     map_problem_outcome *searched = malloc(sizeof *searched);
     if (!searched)
         return as_fail(st, AS_ENOMEM, "out of memory for a mapped problem");
-    map_problem_search_run(&e->a, p, &e->o.search, e->o.search.threads, e->budget, NULL, searched);
+    if (below)
+        map_problem_search_continue(&e->a, p, &e->o.search, e->o.search.threads, e->budget[top],
+                                    below, searched);
+    else
+        map_problem_search_run(&e->a, p, &e->o.search, e->o.search.threads, e->budget[top], NULL,
+                               searched);
     as_code code = AS_OK;
     if (searched->code != AS_OK)
         code = as_fail(st, searched->code, "%s", searched->status.message);

@@ -217,9 +217,17 @@ static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, b
         vals[k] = 0.0;
     }
     Cbc_setMIPStartI(m, n_items, cols, vals);
-    double started = omp_get_wtime();
-    Cbc_solve(m);
-    double elapsed_seconds = omp_get_wtime() - started;
+    double elapsed_seconds;
+    /* CBC's solve keeps process-wide state (its command-line driver's
+     * parameters): two solves at once, from two candidates of a co-design
+     * search, corrupt each other and print CBC's interactive banner on
+     * stdout.  One solve at a time. */
+#pragma omp critical(accelsearch_cbc)
+    {
+        double started = omp_get_wtime();
+        Cbc_solve(m);
+        elapsed_seconds = omp_get_wtime() - started;
+    }
     const double *x = Cbc_bestSolution(m);
     for (int32_t k = 0; k < n_items; k++)
         pinned[k] = x && x[k] > 0.5;

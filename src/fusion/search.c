@@ -138,13 +138,15 @@ typedef struct algorithm {
     as_code (*create)(void **state, fu_evaluator *e, const fu_search_options *o, as_status *st);
     bool (*step)(void *state, fu_incumbent *inc, int64_t budget, as_status *st);
     void (*destroy)(void *state);
+    /* Score the plans the algorithm keeps again (NULL: it keeps none). */
+    as_code (*rescore)(void *state, fu_incumbent *inc, as_status *st);
 } algorithm;
 
 /* By fu_algorithm; FU_ALGO_NONE has none (the baseline is the answer). */
 static const algorithm algorithms[] = {
-    [FU_ALGO_GA] = {fu_ga_new, fu_ga_step, fu_ga_free},
-    [FU_ALGO_DP] = {fu_dp_new, fu_dp_step, fu_dp_free},
-    [FU_ALGO_ILP] = {ilp_new, ilp_step, ilp_free},
+    [FU_ALGO_GA] = {fu_ga_new, fu_ga_step, fu_ga_free, fu_ga_rescore},
+    [FU_ALGO_DP] = {fu_dp_new, fu_dp_step, fu_dp_free, NULL},
+    [FU_ALGO_ILP] = {ilp_new, ilp_step, ilp_free, NULL},
 };
 
 struct fu_search {
@@ -245,6 +247,23 @@ bool fu_search_step(fu_search *s, int64_t budget)
         s->ended = !s->algo->step(s->state, &s->best, budget, &s->status);
     record_curve(s);
     return !s->ended;
+}
+
+as_code fu_search_rescore(fu_search *s, as_status *st)
+{
+    if (s->status.code != AS_OK)
+        return as_fail(st, s->status.code, "%s", s->status.message);
+    fu_plan_cost cost;
+    double value;
+    as_code rc = fu_plan_value(s->e, s->opt.objective, &s->best.plan, &value, &cost, st);
+    if (rc != AS_OK) {
+        fu_plan_cost_free(&cost);
+        return rc;
+    }
+    fu_plan_cost_free(&s->best.cost);
+    s->best.cost = cost;
+    s->best.value = value;
+    return s->state && s->algo->rescore ? s->algo->rescore(s->state, &s->best, st) : AS_OK;
 }
 
 as_code fu_search_best(const fu_search *s, fu_plan *plan, fu_plan_cost *cost, as_status *st)

@@ -227,6 +227,11 @@ typedef struct map_search_options {
     double timeout_seconds;            /* 0 = none */
     bool allow_padding;                /* FAST: pad awkward dimensions to friendlier bounds */
     bool allow_imperfect;              /* remainder tiles where they help */
+    /* Heuristic: a step of fewer evaluations than one local search (1,000)
+     * runs one local search that long, not a whole one -- for a caller
+     * whose budgets are small (map_problem_search_run sets it when
+     * bounded); off, a step runs whole local searches. */
+    bool exact_steps;
 } map_search_options;
 
 /* Defaults: heuristic, EDP, seed 1, one thread, no limits, padding and
@@ -252,6 +257,29 @@ int64_t map_search_valid(const map_search *s);
 /* Best objective value (metric[0]) after each step, for the anytime curve. */
 const double *map_search_curve(const map_search *s, int *n_points);
 void map_search_free(map_search *s);
+
+/*
+ * What a heuristic or random search needs to go on later where it
+ * stopped, without its scratch (a few hundred bytes against the ~200 KB a
+ * live search holds): the next chunk's number, the counters of the
+ * termination rules and which variant the best mapping maps (the mapping
+ * itself is the caller's, from map_search_best).  A search restored from
+ * it and stepped on is the search that was saved, stepped on: same
+ * chunks, same random streams, same best.  The anytime curve is not kept.
+ */
+typedef struct map_search_resume {
+    uint64_t next_chunk;
+    int32_t best_variant;
+    bool found, ended, invalid_limit_hit;
+    double best_key[3];
+    int64_t evaluated, valid, since_improvement, invalid_run;
+} map_search_resume;
+
+void map_search_save(const map_search *s, map_search_resume *out);
+/* Continue saved search r (best: its best mapping, when r->found) in s,
+ * freshly initialised with the same architecture, problem and options. */
+as_code map_search_restore(map_search *s, const map_search_resume *r, const map_mapping *best,
+                           as_status *st);
 
 /* Timeloop mapper input: the model input plus architecture constraints
  * (into arch.level[].constraints) and mapper settings (into options). */
@@ -444,6 +472,8 @@ typedef struct map_problem_outcome {
     map_eval eval;
     wl_problem mapped; /* the problem mapped, padded when padding was chosen */
     int64_t evaluated;
+    int64_t budget;           /* evaluations it was given (0: its own end) */
+    map_search_resume resume; /* where the search stopped, to go on later */
 } map_problem_outcome;
 
 /* Evaluations per problem for a caller's budget_per_problem (0: the
@@ -456,6 +486,16 @@ int64_t map_effective_budget(const map_search_options *s, int64_t budget_per_pro
 void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_search_options *o,
                             int threads, int64_t budget, volatile int *stop_flag,
                             map_problem_outcome *out);
+/* map_problem_search_run at `budget`, exactly, continued from `from` (an
+ * outcome of the same problem, architecture and options, complete:
+ * from->searched) when that search stopped on the way: a bounded search
+ * steps through doubling targets (..., budget / 4, budget / 2, budget),
+ * so when from's budget was one of them only the difference is searched.
+ * Anytime mapping for a caller that raises its budget (successive halving
+ * in a co-design search). */
+void map_problem_search_continue(const arch_spec *a, const wl_problem *p,
+                                 const map_search_options *o, int threads, int64_t budget,
+                                 const map_problem_outcome *from, map_problem_outcome *out);
 
 /*
  * The one mapping cache (cache.c): searched outcomes by layer key, shared

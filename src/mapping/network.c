@@ -98,6 +98,9 @@
 /* A search without a valid mapping when its budget runs out gets this
  * many more budgets before its layer is declared unmappable. */
 #define EXTRA_BUDGETS 4
+/* A bounded search is stepped to the cumulative targets budget >> k, the
+ * smallest no less than this, then each double up to the budget. */
+#define FIRST_TARGET_MIN 64
 
 const char *map_component_name(map_component c)
 {
@@ -228,22 +231,33 @@ int64_t map_effective_budget(const map_search_options *s, int64_t budget_per_pro
 }
 
 /*
- * Search p with `threads` threads: steps of STEP_EVALUATIONS until the
- * budget is spent (extended by up to EXTRA_BUDGETS budgets while no valid
- * mapping has been found), the search ends, or the stop flag is set; then
- * keep the best mapping found.
+ * The next cumulative target of a search bounded to `budget` evaluations
+ * that has done `done`: the smallest of budget, budget / 2, budget / 4,
+ * ... (down to FIRST_TARGET_MIN) above done.  Stepping through these
+ * targets makes a search to budget B, continued later to 2B, the search
+ * to 2B: the targets of 2B are those of B and then 2B, so the anytime
+ * mapper's result at a budget does not depend on how it got there --
+ * successive halving raises budgets by doubling them.
  */
-void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_search_options *o,
-                            int threads, int64_t budget, volatile int *stop_flag,
-                            map_problem_outcome *c)
+static int64_t next_target(int64_t budget, int64_t done)
 {
-    map_search_options so = *o;
-    so.threads = threads;
-    map_search *s = NULL;
-    memset(c, 0, sizeof *c);
-    c->code = map_search_init(&s, a, p, &so, &c->status);
-    if (c->code != AS_OK)
-        return;
+    int64_t target = budget;
+    while (target / 2 >= FIRST_TARGET_MIN && target / 2 > done)
+        target /= 2;
+    return target;
+}
+
+/*
+ * Step s (through the targets, when doubling) to `budget` evaluations in
+ * all (extended by
+ * up to EXTRA_BUDGETS budgets while no valid mapping has been found; no
+ * bound when budget is 0), in steps of at most STEP_EVALUATIONS, until
+ * the search ends or the stop flag is set; then keep the best mapping
+ * found and where the search stopped.
+ */
+static void step_search(map_search *s, int64_t budget, bool doubling, volatile int *stop_flag,
+                        map_problem_outcome *c)
+{
     int64_t limit = budget;
     bool running = true;
     while (running && !(stop_flag && *stop_flag)) {
@@ -254,14 +268,55 @@ void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_s
                 break;
             limit += budget;
         }
-        if (budget > 0 && limit - done < step)
-            step = limit - done;
+        int64_t target = done >= budget ? limit : doubling ? next_target(budget, done) : budget;
+        if (budget > 0 && target - done < step)
+            step = target - done;
         running = map_search_step(s, step);
     }
     c->searched = !(stop_flag && *stop_flag);
     c->found = map_search_best(s, &c->mapping, &c->eval, &c->mapped);
     c->evaluated = map_search_evaluated(s);
+    map_search_save(s, &c->resume);
+}
+
+/* Search p from scratch (from NULL) or on from `from`; see mapping.h. */
+static void search_problem(const arch_spec *a, const wl_problem *p, const map_search_options *o,
+                           int threads, int64_t budget, const map_problem_outcome *from,
+                           volatile int *stop_flag, map_problem_outcome *c)
+{
+    map_search_options so = *o;
+    so.threads = threads;
+    so.exact_steps = budget > 0;
+    map_search *s = NULL;
+    memset(c, 0, sizeof *c);
+    c->code = map_search_init(&s, a, p, &so, &c->status);
+    c->budget = budget;
+    /* Random points do not depend on the steps: Timeloop's search keeps
+     * its plain stepping (and its termination rules their granularity). */
+    bool doubling = o->algorithm == MAP_ALGO_HEURISTIC;
+    /* Only a search stopped at one of budget's targets goes on, and only
+     * when it found a mapping (one that found none may have run past its
+     * budget, EXTRA_BUDGETS); any other starts afresh, to the same end. */
+    if (c->code == AS_OK && doubling && from && from->found && from->budget > 0 &&
+        from->budget <= budget && next_target(budget, from->budget - 1) == from->budget)
+        c->code = map_search_restore(s, &from->resume, &from->mapping, &c->status);
+    if (c->code == AS_OK)
+        step_search(s, budget, doubling, stop_flag, c);
     map_search_free(s);
+}
+
+void map_problem_search_run(const arch_spec *a, const wl_problem *p, const map_search_options *o,
+                            int threads, int64_t budget, volatile int *stop_flag,
+                            map_problem_outcome *c)
+{
+    search_problem(a, p, o, threads, budget, NULL, stop_flag, c);
+}
+
+void map_problem_search_continue(const arch_spec *a, const wl_problem *p,
+                                 const map_search_options *o, int threads, int64_t budget,
+                                 const map_problem_outcome *from, map_problem_outcome *out)
+{
+    search_problem(a, p, o, threads, budget, from, NULL, out);
 }
 
 /* The outcome of class c: from the caller's cache when it holds one,

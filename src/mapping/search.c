@@ -64,6 +64,7 @@ typedef struct chunk {
     uint64_t index; /* global chunk number: seeds its random stream */
     bool has_start; /* heuristic: start from `start` ... */
     int perturb;    /* ... after this many random moves */
+    int length;     /* heuristic: evaluations of the local search */
     ms_point start; /* heuristic start, or the exhaustive factorisation */
     /* result */
     bool found;
@@ -230,7 +231,7 @@ static void run_local(const map_search *s, chunk *c)
     if (!cur_valid)
         return;
     offer(s, c, &c->cur, cur_key);
-    for (int idle = 0; c->evaluated < LOCAL_CHUNK && idle < LOCAL_CHUNK;) {
+    for (int idle = 0; c->evaluated < c->length && idle < LOCAL_CHUNK;) {
         c->cand = c->cur;
         if (!ms_mutate(&s->space, &r, &c->cand)) {
             idle++;
@@ -302,11 +303,16 @@ static void plan_heuristic(map_search *s, chunk *c)
     }
 }
 
-/* Plan the next round's chunks; returns how many. */
-static int plan_round(map_search *s, int64_t budget)
+/* Plan the next round's chunks for `budget` more evaluations of a step
+ * of step_budget; returns how many.  With exact_steps, a heuristic step
+ * given less than one local search's evaluations gets one shorter local
+ * search, so that small budgets (a co-design search's first rounds) cost
+ * what they say. */
+static int plan_round(map_search *s, int64_t budget, int64_t step_budget)
 {
     int per_chunk = s->opt.algorithm == MAP_ALGO_RANDOM_PRUNED ? RANDOM_CHUNK : LOCAL_CHUNK;
     int want = (int)((budget + per_chunk - 1) / per_chunk);
+    int length = s->opt.exact_steps && step_budget < LOCAL_CHUNK ? (int)step_budget : LOCAL_CHUNK;
     int n = 0;
     if (want > ROUND_CHUNKS || s->opt.algorithm == MAP_ALGO_EXHAUSTIVE)
         want = ROUND_CHUNKS;
@@ -316,6 +322,7 @@ static int plan_round(map_search *s, int64_t budget)
         c->found = false;
         c->evaluated = c->valid = c->valid_after_best = 0;
         c->invalid_lead = c->invalid_run = c->invalid_max = 0;
+        c->length = length;
         if (s->opt.algorithm == MAP_ALGO_EXHAUSTIVE &&
             !ms_enum_next_factorisation(s->enumeration, &s->space, &c->start))
             break;
@@ -380,9 +387,9 @@ static bool should_end(const map_search *s, int n)
     return o->timeout_seconds > 0 && omp_get_wtime() - s->started_s >= o->timeout_seconds;
 }
 
-static void run_round(map_search *s, int64_t budget)
+static void run_round(map_search *s, int64_t budget, int64_t step_budget)
 {
-    int n = plan_round(s, budget);
+    int n = plan_round(s, budget, step_budget);
     int threads = s->opt.threads > 0 ? s->opt.threads : omp_get_max_threads();
     if (threads > n)
         threads = n > 0 ? n : 1;
@@ -467,9 +474,53 @@ bool map_search_step(map_search *s, int64_t budget)
 {
     int64_t start = s->evaluated;
     while (!s->ended && s->evaluated - start < budget)
-        run_round(s, budget - (s->evaluated - start));
+        run_round(s, budget - (s->evaluated - start), budget);
     record_curve(s);
     return !s->ended;
+}
+
+void map_search_save(const map_search *s, map_search_resume *out)
+{
+    *out = (map_search_resume){
+        .next_chunk = s->next_chunk,
+        .best_variant = s->best.variant,
+        .found = s->found,
+        .ended = s->ended,
+        .invalid_limit_hit = s->invalid_limit_hit,
+        .best_key = {s->best_key[0], s->best_key[1], s->best_key[2]},
+        .evaluated = s->evaluated,
+        .valid = s->valid,
+        .since_improvement = s->since_improvement,
+        .invalid_run = s->invalid_run,
+    };
+}
+
+as_code map_search_restore(map_search *s, const map_search_resume *r, const map_mapping *best,
+                           as_status *st)
+{
+    if (s->opt.algorithm == MAP_ALGO_EXHAUSTIVE || s->evaluated > 0)
+        return as_fail(st, AS_EINVAL,
+                       "mapper: only a fresh heuristic or random search resumes a saved one");
+    if (r->found && (r->best_variant < 0 || r->best_variant >= s->space.n_variants))
+        return as_fail(st, AS_EINVAL,
+                       "mapper: saved search's variant %d is not one of this space's",
+                       (int)r->best_variant);
+    s->next_chunk = r->next_chunk;
+    s->found = r->found;
+    s->ended = r->ended;
+    s->invalid_limit_hit = r->invalid_limit_hit;
+    memcpy(s->best_key, r->best_key, sizeof s->best_key);
+    s->evaluated = r->evaluated;
+    s->valid = r->valid;
+    s->since_improvement = r->since_improvement;
+    s->invalid_run = r->invalid_run;
+    if (s->found) {
+        s->best.variant = r->best_variant;
+        s->best.m = *best;
+        map_evaluate(&s->space.arch, &s->space.variant[s->best.variant].problem, &s->best.m,
+                     &s->best_eval);
+    }
+    return AS_OK;
 }
 
 bool map_search_best(const map_search *s, map_mapping *mapping, map_eval *eval,

@@ -26,6 +26,12 @@
 /* Mixed into the run's seed for a candidate's software seed (splitmix64's
  * increment, so that seed 0 does not hash from 0). */
 #define SOFTWARE_SEED_SALT 0x9e3779b97f4a7c15ull
+/* The mapping budget grows 4x per successive-halving round (the plans
+ * 2x): a survivor's layers are mapped to 16x the first round's budget
+ * over three rounds -- where mapping quality still pays (the heuristic is
+ * within 2-6 % of its own end only after ~16,000 evaluations per problem),
+ * while the first round screens cheaply. */
+#define MAP_BUDGET_SHIFT_PER_ROUND 2
 
 typedef struct prepared {
     int64_t batch;
@@ -158,10 +164,10 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
 {
     fu_cost_options cost;
     fu_cost_options_default(&cost);
-    cost.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
+    cost.search.algorithm = MAP_ALGO_HEURISTIC;
     cost.search.threads = 1;
     cost.search.seed = 1;
-    cost.budget_per_problem = o->map_budget;
+    cost.budget_per_problem = se_round_map_budget(o, 0);
     cost.shared_mappings = o->shared;
     cost.weights = o->weights;
     /* se_space_decode validated the design; take_offchip_capacity then only
@@ -295,6 +301,18 @@ static double combine(const double *v, int n, se_aggregate agg)
     return agg == SE_AGG_GEOMEAN ? exp(acc / n) : acc;
 }
 
+int64_t se_round_plans(const se_sw_options *o, int r)
+{
+    return o->plans >> (o->rounds - 1 - r);
+}
+
+int64_t se_round_map_budget(const se_sw_options *o, int r)
+{
+    int shift = MAP_BUDGET_SHIFT_PER_ROUND * (o->rounds - 1 - r);
+    int64_t budget = shift < 62 ? o->map_budget >> shift : 0;
+    return budget > 0 ? budget : 1;
+}
+
 /* Step workload k's search in chunks up to budget plans in total; a
  * search that is not anytime (none, DP, ILP) runs to its end at once. */
 static void step_to(se_candidate_eval *c, int k, int64_t budget, const se_sw_options *o)
@@ -312,6 +330,28 @@ static void step_to(se_candidate_eval *c, int k, int64_t budget, const se_sw_opt
     }
 }
 
+/* Round r of the schedule for every workload: the mapping budget raised
+ * (the searches' plans scored again on the better mappings), then the
+ * fusion searches stepped on to the round's plans. */
+static as_code run_round(se_candidate_eval *c, int r, const se_sw_options *o, as_status *st)
+{
+    for (int k = 0; k < c->n_workloads; k++) {
+        int64_t before = se_round_map_budget(o, r > 0 ? r - 1 : 0);
+        if (se_round_map_budget(o, r) != before) {
+            as_code code =
+                fu_evaluator_raise_budget(c->evaluator[k], se_round_map_budget(o, r), st);
+            if (code == AS_OK)
+                code = fu_search_rescore(c->search[k], st);
+            if (code != AS_OK)
+                return code;
+        }
+        step_to(c, k, se_round_plans(o, r), o);
+    }
+    c->spent = se_round_plans(o, r);
+    c->rounds_done = r + 1;
+    return AS_OK;
+}
+
 void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggregate agg,
                                    se_metrics *out)
 {
@@ -325,16 +365,20 @@ void se_candidate_workload_metrics(const se_candidate_eval *c, int k, se_aggrega
     out->perf_per_tdp = perf_per_tdp(out->latency_s, out->power_W);
 }
 
-as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
+as_code se_candidate_advance(se_candidate_eval *c, int round, se_aggregate agg,
                              const se_sw_options *o, as_status *st)
 {
     if (!c->outcome.feasible)
         return AS_OK;
+    for (int r = c->rounds_done; r <= round; r++) {
+        as_code code = run_round(c, r, o, st);
+        if (code != AS_OK)
+            return code;
+    }
     double value[SE_MAX_WORKLOADS] = {0}, auc[SE_MAX_WORKLOADS] = {0};
     double latency[SE_MAX_WORKLOADS] = {0}, energy[SE_MAX_WORKLOADS] = {0};
     double edp[SE_MAX_WORKLOADS] = {0};
     for (int k = 0; k < c->n_workloads; k++) {
-        step_to(c, k, budget, o);
         int n_points;
         const double *curve = fu_search_curve(c->search[k], &n_points);
         value[k] = n_points ? curve[n_points - 1] : INFINITY;
@@ -362,7 +406,6 @@ as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate 
         energy[k] = m.energy_pJ;
         edp[k] = m.edp_Js;
     }
-    c->spent = budget;
     c->sw_value = combine(value, c->n_workloads, agg);
     c->sw_auc = combine(auc, c->n_workloads, SE_AGG_GEOMEAN);
     c->outcome.metrics.latency_s = combine(latency, c->n_workloads, agg);

@@ -5,16 +5,15 @@
  * round of every candidate goes to the store at once.
  *
  * Successive halving (CASCO's engine only): the batch's candidates get
- * their software budget in rounds that double it, budget_r = B / 2^(R-1-r)
- * plans in total after round r.  After each round but the last, the
- * candidates kept are the best half by terminal value (the fusion
- * objective reached) together with the best quarter by the normalised
- * area under their best-so-far curves -- CASCO's modified rule, which
- * gives fast-falling searches a second chance.  A dropped candidate keeps
- * the value its shorter search reached: a real design with real, if less
- * tuned, software.  Other engines give every candidate B in one round, and
- * so does CASCO when the fusion search is not anytime (none, DP, ILP run
- * to their end whatever B: se_run_fusion).
+ * their software budget in rounds that raise it, budget_r = B / 2^(R-1-r)
+ * plans in total after round r and M / 4^(R-1-r) mappings per tile
+ * problem (evaluate.c; the mapper's searches go on where they stopped).  After each round but the
+ * last, the candidates kept are the best half by terminal value (the fusion objective reached)
+ * together with the best quarter by the normalised area under their best-so-far curves -- CASCO's
+ * modified rule, which gives fast-falling searches a second chance.  A dropped candidate keeps the
+ * value its shorter search reached: a real design with real, if less tuned, software.  Other
+ * engines give every candidate B in one round, and so does CASCO when the fusion search is not
+ * anytime (none, DP, ILP run to their end whatever B: se_run_fusion).
  *
  * Resumption: the run is a deterministic function of its configuration
  * and seed, so a resumed run replays it, taking every (iteration, slot,
@@ -119,7 +118,7 @@ void se_run_options_default(se_run_options *o)
     o->aggregate = SE_AGG_GEOMEAN;
     o->sw_budget = 2000;
     o->sh_rounds = 3;
-    o->map_budget = 128;
+    o->map_budget = 4000;
 }
 
 static const char *const FUSION_NAMES[] = {
@@ -253,12 +252,6 @@ typedef struct run {
     bool have_reference;
     double start_seconds;
 } run;
-
-/* Plans per workload after round r of n_rounds (a multiple of the chunk). */
-static int64_t round_budget(const run *r, int round, int n_rounds)
-{
-    return r->final_budget >> (n_rounds - 1 - round);
-}
 
 /* Append a candidate slot to the result; NULL when out of memory. */
 static se_candidate *new_candidate(run *r)
@@ -410,7 +403,9 @@ typedef struct batch {
     as_code code[SE_MAX_BATCH];
 } batch;
 
-/* Round `round` of slot i: from the store, or computed and stored. */
+/* Round `round` of n_rounds of slot i: from the store, or computed and
+ * stored.  The last round is the budget schedule's last: an evaluation in
+ * one round goes through the whole schedule at once. */
 static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
 {
     se_candidate *c = b->cand[i];
@@ -429,8 +424,7 @@ static void run_slot(run *r, batch *b, int i, int round, int n_rounds)
         if (b->code[i] != AS_OK)
             return;
     }
-    b->code[i] =
-        se_candidate_advance(e, round_budget(r, round, n_rounds), r->o->aggregate, &r->sw, st);
+    b->code[i] = se_candidate_advance(e, round + r->rounds - n_rounds, r->o->aggregate, &r->sw, st);
     if (b->code[i] == AS_OK)
         b->code[i] = record(r, e, c, round, st);
     if (b->code[i] == AS_OK && round == n_rounds - 1)
@@ -764,7 +758,7 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         se_candidate_eval e;
         code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
         if (code == AS_OK)
-            code = se_candidate_advance(&e, r->final_budget, r->o->aggregate, &r->sw, st);
+            code = se_candidate_advance(&e, r->rounds - 1, r->o->aggregate, &r->sw, st);
         if (code == AS_OK) {
             w->outcome = e.outcome;
             w->graph = e.graph[0];
@@ -914,6 +908,8 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
     r.sw.chunk = o->sw_budget / ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
     r.final_budget = r.sw.chunk * ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
     r.sw.map_budget = o->map_budget;
+    r.sw.rounds = r.rounds;
+    r.sw.plans = r.final_budget;
     r.sw.weights = o->weights;
     code =
         se_models_new(&r.models, workloads, n_workloads, s->precision, !o->no_epilogue_fusion, st);

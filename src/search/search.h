@@ -361,7 +361,7 @@ typedef struct se_run_options {
     se_aggregate aggregate;
     int64_t sw_budget;   /* fusion plans per candidate at full fidelity */
     int sh_rounds;       /* CASCO: successive-halving rounds (budgets double) */
-    int64_t map_budget;  /* mappings per distinct tile problem */
+    int64_t map_budget;  /* heuristic mappings per distinct tile problem at full fidelity */
     fu_algorithm fusion; /* each candidate's fusion search, when fusion_set */
     bool fusion_set;     /* else se_run_fusion's default */
     map_weights weights; /* per candidate: AUTO (by its capacity), resident or streamed */
@@ -377,7 +377,7 @@ typedef struct se_run_options {
 
 /* Defaults: CASCO, seed 1, budget 48, batch 8, 1 thread, objectives
  * latency, energy, area; scalar EDP; geomean; sw_budget 2000 plans in 3
- * rounds; map_budget 128; fusion by se_run_fusion; no store. */
+ * rounds; map_budget 4000 (a quarter per earlier round); fusion by se_run_fusion; no store. */
 void se_run_options_default(se_run_options *o);
 
 /*

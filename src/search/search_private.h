@@ -44,11 +44,20 @@ typedef struct se_sw_options {
     uint64_t seed;       /* the run's; mixed with the point */
     fu_algorithm fusion; /* se_run_fusion: the GA steps by chunks, the others run to the end */
     int64_t chunk;       /* fusion plans per search step (the step schedule) */
-    int64_t map_budget;  /* mappings per distinct tile problem */
+    int rounds;          /* successive-halving rounds (1: one round at full fidelity) */
+    int64_t plans;       /* fusion plans per workload at full fidelity */
+    int64_t map_budget;  /* mappings per distinct tile problem at full fidelity */
     map_weights weights; /* resident or streamed weights (mapping.h); AUTO: by capacity */
     map_cache *shared;   /* mapper results across candidates (may be NULL) */
 } se_sw_options;
 
+/* The software budgets of round r (0 .. o->rounds - 1), growing from
+ * round to round up to full fidelity in the last: fusion plans per
+ * workload in total (doubling), and mappings per tile problem
+ * (quadrupling; searches continued, not restarted: mapping.h's resumable
+ * searches). */
+int64_t se_round_plans(const se_sw_options *o, int r);
+int64_t se_round_map_budget(const se_sw_options *o, int r);
 /*
  * A candidate under evaluation: its design, and one fusion search per
  * workload, kept alive between successive-halving rounds.  Searches step
@@ -67,6 +76,7 @@ typedef struct se_candidate_eval {
     fu_evaluator *evaluator[SE_MAX_WORKLOADS];
     fu_search *search[SE_MAX_WORKLOADS];
     int64_t spent;                       /* plans per workload so far */
+    int rounds_done;                     /* rounds of the budget schedule completed */
     fu_plan plan[SE_MAX_WORKLOADS];      /* each workload's best plan after the last advance */
     fu_plan_cost cost[SE_MAX_WORKLOADS]; /*   and its cost (freed by se_candidate_release) */
     double sw_value, sw_auc;             /* after the last advance */
@@ -77,11 +87,14 @@ typedef struct se_candidate_eval {
 as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
                           const int *workloads, int n_workloads, const se_sw_options *o,
                           as_status *st);
-/* Step every workload's search to `budget` plans in total, keep each
- * one's best plan and cost (c->plan, c->cost) and take their metrics
- * (aggregated over the workloads); a workload without any valid plan
- * makes the candidate infeasible. */
-as_code se_candidate_advance(se_candidate_eval *c, int64_t budget, se_aggregate agg,
+/* Bring every workload's search through the rounds of the budget
+ * schedule up to `round` (se_round_plans, se_round_map_budget: rounds
+ * not yet done are done in order, so that a candidate brought to a round
+ * at once equals one brought there round by round), keep each one's best
+ * plan and cost (c->plan, c->cost) and take their metrics (aggregated
+ * over the workloads); a workload without any valid plan makes the
+ * candidate infeasible. */
+as_code se_candidate_advance(se_candidate_eval *c, int round, se_aggregate agg,
                              const se_sw_options *o, as_status *st);
 void se_candidate_release(se_candidate_eval *c);
 /* Workload k's metrics alone, exactly as a candidate evaluated on k only
