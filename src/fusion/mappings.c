@@ -62,9 +62,11 @@ static as_code map_layer(fu_evaluator *e, int32_t gid, const fu_group_cost *gc, 
 }
 
 /* The compute members of fused group gid (ops[0 .. n), with epilogues,
- * topological) on their tile problems, appended to out at *n_out. */
+ * topological) on their tile problems, appended to out at *n_out (room
+ * for `room` in all). */
 static as_code map_fused(fu_evaluator *e, int32_t gid, const fu_group_cost *gc, const int32_t *ops,
-                         int32_t n, fu_layer_mapping *out, int32_t *n_out, as_status *st)
+                         int32_t n, fu_layer_mapping *out, int32_t *n_out, int32_t room,
+                         as_status *st)
 {
     fu_group gr;
     as_code code = fu_group_init(&gr, e, ops, n, st);
@@ -75,6 +77,11 @@ static as_code map_fused(fu_evaluator *e, int32_t gid, const fu_group_cost *gc, 
     for (int32_t i = 0; code == AS_OK && i < gr.n; i++) {
         if (!gr.m[i].compute)
             continue;
+        if (*n_out == room) {
+            code = as_fail(st, AS_EINTERNAL, "%s: group %d has more compute members than the graph",
+                           e->g->source, gid);
+            break;
+        }
         wl_problem p = gc->valid ? fu_tile_problem(&gr, &gr.m[i]) : gr.m[i].problem;
         code = map_layer(e, gid, gc, gr.m[i].op, &p, &out[(*n_out)++], st);
     }
@@ -97,7 +104,10 @@ as_code fu_plan_mappings(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *
     int32_t *start = malloc((size_t)(p->n_groups + 1) * sizeof *start);
     int32_t *members = malloc(n_ops * sizeof *members), *ops = malloc(n_ops * sizeof *ops);
     bool *in_group = calloc(n_ops, sizeof *in_group);
-    fu_layer_mapping *layers = calloc(n_ops, sizeof *layers);
+    int32_t n_compute = 1; /* room for every compute layer a plan covers */
+    for (int32_t o = 0; o < g->n_ops; o++)
+        n_compute += fu_op_in_plan(g, o) && map_op_is_compute(&g->ops[o]);
+    fu_layer_mapping *layers = calloc((size_t)n_compute, sizeof *layers);
     as_code code = AS_OK;
     if (!start || !members || !ops || !in_group || !layers)
         code = as_fail(st, AS_ENOMEM, "%s: out of memory for the mappings of %d ops", g->source,
@@ -116,7 +126,7 @@ as_code fu_plan_mappings(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *
                 code = map_layer(e, gid, gc, mem[0], &whole, &layers[count++], st);
         } else if (n_mem > 1) {
             int32_t k = group_ops(g, mem, n_mem, in_group, ops);
-            code = map_fused(e, gid, gc, ops, k, layers, &count, st);
+            code = map_fused(e, gid, gc, ops, k, layers, &count, n_compute, st);
         }
     }
     free(start);
