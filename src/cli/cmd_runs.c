@@ -501,14 +501,15 @@ static as_code point_of_params(const se_space *s, const json_t *params, const ch
     return AS_OK;
 }
 
-/* Design o->design of run's last front: its space (*space), point, and
- * the candidate it came from (iteration, slot). */
+/* A design of a run's last front: the run's space, its point, and the
+ * candidate it came from (iteration, slot). */
 typedef struct front_design {
     se_space space;
     se_point point;
     int64_t iteration, slot;
 } front_design;
 
+/* Design o->design of run's last front into *d. */
 static as_code find_front_design(store *s, const char *db, const store_run *run,
                                  const runs_options *o, front_design *d, as_status *st)
 {
