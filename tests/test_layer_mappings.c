@@ -29,10 +29,15 @@
 
 #define CASES_DIR AS_TEST_DATA_DIR "/timeloop/"
 #define MODEL "alexnet"
-/* A tiny seeded search: 4 candidates, 2 halving rounds, few plans and
- * mappings (well under a second). */
+/* Tiny seeded searches: 4 candidates, few plans and mappings (well under
+ * a second each): CASCO's GA on the edge space, and FAST's ILP on the
+ * datacenter space, whose systolic arrays pack depthwise groups. */
 #define SEARCH_ARGS                                                                                \
     "search --model " MODEL " --hw-budget 4 --batch 4 --plan-budget 32 --sh-rounds 2 "             \
+    "--map-budget 16 --seed 7 --threads 1"
+#define SYSTOLIC_MODEL "mobilenet_v2_cifar"
+#define SYSTOLIC_SEARCH_ARGS                                                                       \
+    "search --space datacenter --model " SYSTOLIC_MODEL " --hw-budget 4 --batch 4 "                \
     "--map-budget 16 --seed 7 --threads 1"
 
 static void expect_in(const char *text, const char *what)
@@ -143,16 +148,16 @@ static void test_text_form(void **state)
 
 /* ------------------------------------------------------- fu_plan_mappings */
 
-/* The graph a search prepares for MODEL at batch 1 on space s. */
-static wl_graph *search_graph(const se_space *s)
+/* The graph a search prepares for model at batch on space s. */
+static wl_graph *search_graph(const se_space *s, const char *model, int64_t batch)
 {
-    se_workload w = {.model = MODEL};
+    se_workload w = {.model = model};
     se_models *m;
     wl_graph *g = NULL;
     as_status st;
     as_status_clear(&st);
     if (se_models_new(&m, &w, 1, s->precision, true, &st) != AS_OK ||
-        se_models_load(m, 0, 1, &g, &st) != AS_OK)
+        se_models_load(m, 0, batch, &g, &st) != AS_OK)
         fail_msg("%s", st.message);
     se_models_free(m);
     return g;
@@ -209,7 +214,7 @@ static void test_plan_mappings(void **state)
     as_status_clear(&st);
     if (se_space_load("edge", &s, &st) != AS_OK)
         fail_msg("%s", st.message);
-    wl_graph *g = search_graph(&s);
+    wl_graph *g = search_graph(&s, MODEL, 1);
     se_point baseline = {0};
     memcpy(baseline.index, s.baseline, sizeof baseline.index);
     map_cache *cache;
@@ -282,20 +287,35 @@ static void test_plan_mappings(void **state)
 
 /* ------------------------------------------------------- a seeded search */
 
-static char db[512];
+static char db[512], systolic_db[512];
+
+/* Run `accelsearch ARGS --db PATH` into a new store at path (named name
+ * in the scratch directory). */
+static void search_into(char *path, size_t size, const char *name, const char *args)
+{
+    snprintf(path, size, "%s/%s", AS_TEST_TMP_DIR, name);
+    remove_store(path);
+    run_result r;
+    char line[1024];
+    snprintf(line, sizeof line, "%s --db '%s'", args, path);
+    run(&r, line);
+    if (r.status != 0)
+        fail_msg("%s: exit %d: %s", line, r.status, r.err);
+    free(r.out);
+}
 
 static int setup_search(void **state)
 {
     (void)state;
-    snprintf(db, sizeof db, "%s/layer_mappings.db", AS_TEST_TMP_DIR);
-    remove_store(db);
-    run_result r;
-    char args[1024];
-    snprintf(args, sizeof args, SEARCH_ARGS " --db '%s'", db);
-    run(&r, args);
-    if (r.status != 0)
-        fail_msg("%s: exit %d: %s", args, r.status, r.err);
-    free(r.out);
+    search_into(db, sizeof db, "layer_mappings.db", SEARCH_ARGS);
+    return 0;
+}
+
+static int setup_systolic_search(void **state)
+{
+    (void)state;
+    search_into(systolic_db, sizeof systolic_db, "layer_mappings_systolic.db",
+                SYSTOLIC_SEARCH_ARGS);
     return 0;
 }
 
@@ -319,19 +339,23 @@ static bool keep_last_round(void *user, const store_row *row)
 
 /* Every stored layer of one design: every compute layer of the model
  * once, each mapping re-evaluated on the design's mapper view and the
- * stored problem giving the stored figures. */
-static void check_design_layers(const se_space *s, const wl_graph *g, const last_round *c)
+ * stored problem giving the stored figures.  Returns how many mappings
+ * pack groups on a systolic array. */
+static int check_design_layers(const se_space *s, const last_round *c)
 {
+    int packed = 0;
     as_status st;
     as_status_clear(&st);
     se_point p;
     assert_true(se_point_parse(s, c->point, &p));
-    fu_evaluator *e = design_evaluator(s, &p, g, 16, NULL);
-    const arch_spec *a = fu_evaluator_arch(e);
     json_t *detail;
     if (as_json_parse(c->detail_json, "detail", &detail, &st) != AS_OK)
         fail_msg("%s", st.message);
     json_t *w = json_array_get(json_object_get(detail, "workloads"), 0);
+    wl_graph *g = search_graph(s, json_string_value(json_object_get(w, "model")),
+                               json_integer_value(json_object_get(w, "batch")));
+    fu_evaluator *e = design_evaluator(s, &p, g, 16, NULL);
+    const arch_spec *a = fu_evaluator_arch(e);
     json_t *layers = json_object_get(w, "layers");
     assert_true(json_is_array(layers));
     int n_groups = (int)json_array_size(json_object_get(w, "groups"));
@@ -362,6 +386,7 @@ static void check_design_layers(const se_space *s, const wl_graph *g, const last
         if (map_mapping_parse(json_string_value(json_object_get(l, "mapping")), a->n_levels, &m,
                               &st) != AS_OK)
             fail_msg("%s: %s", name, st.message);
+        packed += m.group_pack > 1;
         map_eval ev;
         map_evaluate(a, &mapped, &m, &ev);
         if (ev.validity != MAP_VALID)
@@ -375,12 +400,14 @@ static void check_design_layers(const se_space *s, const wl_graph *g, const last
     free(seen);
     json_decref(detail);
     fu_evaluator_free(e);
+    wl_graph_free(g);
+    return packed;
 }
 
-/* Every design of the last front: its last round's layers. */
-static void test_search_stores_layers(void **state)
+/* Every design of the last front of run 1 in store path (space
+ * space_name): its last round's layers; returns the mappings that pack. */
+static int check_front_layers(const char *path, const char *space_name)
 {
-    (void)state;
     store *s;
     se_space space;
     as_status st;
@@ -389,12 +416,12 @@ static void test_search_stores_layers(void **state)
     double hv;
     char *front_json;
     json_t *front;
-    if (store_open(&s, db, &st) != AS_OK || se_space_load("edge", &space, &st) != AS_OK ||
+    if (store_open(&s, path, &st) != AS_OK || se_space_load(space_name, &space, &st) != AS_OK ||
         store_last_front(s, 1, &iteration, &hv, &front_json, &st) != AS_OK ||
         as_json_parse(front_json, "front", &front, &st) != AS_OK)
         fail_msg("%s", st.message);
     assert_true(json_array_size(front) >= 1);
-    wl_graph *g = search_graph(&space);
+    int packed = 0;
     size_t k;
     json_t *entry;
     json_array_foreach(front, k, entry)
@@ -404,13 +431,27 @@ static void test_search_stores_layers(void **state)
         if (store_each_row(s, 1, keep_last_round, &c, &st) != AS_OK)
             fail_msg("%s", st.message);
         assert_non_null(c.detail_json);
-        check_design_layers(&space, g, &c);
+        packed += check_design_layers(&space, &c);
         free(c.detail_json);
     }
-    wl_graph_free(g);
     json_decref(front);
     free(front_json);
     store_close(s);
+    return packed;
+}
+
+static void test_search_stores_layers(void **state)
+{
+    (void)state;
+    check_front_layers(db, "edge");
+}
+
+/* Systolic arrays (FAST's template): depthwise layers' mappings pack
+ * groups side by side, and that too reads back. */
+static void test_search_stores_systolic_layers(void **state)
+{
+    (void)state;
+    assert_true(check_front_layers(systolic_db, "datacenter") > 0);
 }
 
 /* --------------------------------------------------------------- the CLI */
@@ -520,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_text_form),
         cmocka_unit_test(test_plan_mappings),
         cmocka_unit_test_setup(test_search_stores_layers, setup_search),
+        cmocka_unit_test_setup(test_search_stores_systolic_layers, setup_systolic_search),
         cmocka_unit_test(test_runs_show_layers),
         cmocka_unit_test(test_runs_show_layers_absent),
     };
