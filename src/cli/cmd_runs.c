@@ -30,10 +30,11 @@ typedef struct runs_options {
     const char *out_path;  /* NULL: standard output */
     int64_t design;        /* show --design: index into the last front (-1: none) */
     const char *emit_arch; /* show --emit-arch FILE */
+    bool layers;           /* show --layers: design K's layers and their mappings */
     const char *space;     /* show --space: the run's space file (default: by its name) */
 } runs_options;
 
-enum { RUNS_MAX_OPTIONS = 7 };
+enum { RUNS_MAX_OPTIONS = 8 };
 
 /* The command of one action, its options writing into o.  Each action
  * takes only its own options: --json for list and show, RUN for show and
@@ -42,7 +43,8 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
 {
     static const char *const synopsis[] = {
         "runs list [--db FILE] [--json]",
-        "runs show [RUN] [--db FILE] [--json] [--design K --emit-arch FILE [--space S]]",
+        "runs show [RUN] [--db FILE] [--json] [--design K (--emit-arch FILE | --layers) "
+        "[--space S]]",
         "runs export [RUN] --format json|csv [--db FILE] [-o FILE]",
     };
     static const char *const names[] = {"runs list", "runs show", "runs export"};
@@ -53,11 +55,16 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
         options[n++] = cli_flag("json", &o->json, "print one JSON object instead of tables");
     if (action == RUNS_SHOW) {
         options[n++] = cli_int("design", "K", &o->design, 0, INT64_MAX,
-                               "with --emit-arch: design K of the last front (its row in\n"
-                               "the front table, from 0)");
+                               "with --emit-arch or --layers: design K of the last front\n"
+                               "(its row in the front table, from 0)");
         options[n++] = cli_string("emit-arch", "FILE", &o->emit_arch,
                                   "write design K as an architecture file (the bytes\n"
                                   "search --emit-arch wrote as design-K.yaml)");
+        options[n++] = cli_flag("layers", &o->layers,
+                                "print design K's compute layers per model: fusion group,\n"
+                                "problem mapped (a fused layer's tile), its cycles and\n"
+                                "energy per run, and its mapping as a loop nest, as the\n"
+                                "search stored them (--json: the same as JSON)");
         options[n++] = cli_string("space", "S", &o->space,
                                   "the run's design space (default: the built-in space its\n"
                                   "configuration names; a space file must be given)");
@@ -101,10 +108,14 @@ static int parse_runs_options(cli_command *cmd, int argc, char **argv, runs_opti
             return cli_usage_error(cmd, "RUN wants a run id (a positive integer), got '%s'", run);
         o->run_id = id;
     }
-    if ((o->design >= 0) != (o->emit_arch != NULL))
-        return cli_usage_error(cmd, "--design and --emit-arch go together: give both");
-    if (o->space && !o->emit_arch)
-        return cli_usage_error(cmd, "--space is for --emit-arch: give --design K --emit-arch FILE");
+    if (o->emit_arch && o->layers)
+        return cli_usage_error(cmd, "give --emit-arch or --layers, not both");
+    if ((o->design >= 0) != (o->emit_arch != NULL || o->layers))
+        return cli_usage_error(cmd, "--design and --emit-arch go together, as do --design and "
+                                    "--layers: give both");
+    if (o->space && o->design < 0)
+        return cli_usage_error(cmd, "--space is for --emit-arch and --layers: give --design K "
+                                    "with one of them");
     if (o->action == RUNS_EXPORT && !o->format_set)
         return cli_usage_error(cmd, "export needs --format json or --format csv");
     return CLI_PARSED;
@@ -490,18 +501,24 @@ static as_code point_of_params(const se_space *s, const json_t *params, const ch
     return AS_OK;
 }
 
-/* Design o->design of run's last front, as the architecture file
- * o->emit_arch: the front's parameters decoded with the run's space. */
-static as_code emit_design(store *s, const char *db, const store_run *run, const runs_options *o,
-                           as_status *st)
+/* A design of a run's last front: the run's space, its point, and the
+ * candidate it came from (iteration, slot). */
+typedef struct front_design {
+    se_space space;
+    se_point point;
+    int64_t iteration, slot;
+} front_design;
+
+/* Design o->design of run's last front into *d. */
+static as_code find_front_design(store *s, const char *db, const store_run *run,
+                                 const runs_options *o, front_design *d, as_status *st)
 {
     int64_t iteration;
     double hypervolume;
     char *front_json = NULL, what[128];
     json_t *front = NULL;
-    se_space space;
-    se_point point = {0};
-    as_code code = run_space(s, run, o->space, &space, st);
+    memset(d, 0, sizeof *d);
+    as_code code = run_space(s, run, o->space, &d->space, st);
     if (code == AS_OK)
         code = store_last_front(s, run->id, &iteration, &hypervolume, &front_json, st);
     snprintf(what, sizeof what, "%s: run %lld, design %lld", db, (long long)run->id,
@@ -518,17 +535,221 @@ static as_code emit_design(store *s, const char *db, const store_run *run, const
                        db, (long long)run->id, n_front, n_front ? n_front - 1 : 0);
     const json_t *entry = code == AS_OK ? json_array_get(front, (size_t)o->design) : NULL;
     if (code == AS_OK)
-        code = point_of_params(&space, json_object_get(entry, "params"), what, &point, st);
-    char name[ARCH_NAME_BYTES];
-    se_emitted_arch_name(&space, o->design, name, sizeof name);
-    if (code == AS_OK &&
-        (code = se_space_emit_arch(&space, &point, name, o->emit_arch, st)) == AS_OK)
-        printf("design %lld of run %lld (iteration %lld, slot %lld) written to %s\n",
-               (long long)o->design, (long long)run->id,
-               (long long)json_integer_value(json_object_get(entry, "iteration")),
-               (long long)json_integer_value(json_object_get(entry, "slot")), o->emit_arch);
+        code = point_of_params(&d->space, json_object_get(entry, "params"), what, &d->point, st);
+    d->iteration = json_integer_value(json_object_get(entry, "iteration"));
+    d->slot = json_integer_value(json_object_get(entry, "slot"));
     json_decref(front);
     free(front_json);
+    return code;
+}
+
+/* Design o->design of run's last front, as the architecture file
+ * o->emit_arch: the front's parameters decoded with the run's space. */
+static as_code emit_design(store *s, const char *db, const store_run *run, const runs_options *o,
+                           as_status *st)
+{
+    front_design d;
+    as_code code = find_front_design(s, db, run, o, &d, st);
+    char name[ARCH_NAME_BYTES];
+    se_emitted_arch_name(&d.space, o->design, name, sizeof name);
+    if (code == AS_OK &&
+        (code = se_space_emit_arch(&d.space, &d.point, name, o->emit_arch, st)) == AS_OK)
+        printf("design %lld of run %lld (iteration %lld, slot %lld) written to %s\n",
+               (long long)o->design, (long long)run->id, (long long)d.iteration, (long long)d.slot,
+               o->emit_arch);
+    return code;
+}
+
+/* ---------------------------------------------------------------- layers */
+
+/* The last round stored of one candidate: its details (malloc'd). */
+typedef struct candidate_rows {
+    int64_t iteration, slot;
+    int32_t round;
+    char *detail_json;
+    bool out_of_memory;
+} candidate_rows;
+
+static bool keep_candidate_detail(void *user, const store_row *row)
+{
+    candidate_rows *c = user;
+    if (row->iteration != c->iteration || row->slot != c->slot)
+        return true;
+    free(c->detail_json);
+    c->detail_json = strdup(row->detail_json ? row->detail_json : "{}");
+    c->round = row->round;
+    c->out_of_memory = !c->detail_json;
+    return !c->out_of_memory;
+}
+
+/* A stored layer's mapping (layers.c's text) read for architecture a;
+ * what names it in messages. */
+static as_code stored_mapping(const json_t *layer, const arch_spec *a, const char *what,
+                              map_mapping *m, as_status *st)
+{
+    const char *text = json_string_value(json_object_get(layer, "mapping"));
+    if (!text)
+        return as_fail(st, AS_EINVAL, "%s: layer '%s' has no mapping stored", what,
+                       json_string_value(json_object_get(layer, "layer")));
+    return map_mapping_parse(text, a->n_levels, m, st);
+}
+
+/* A stored problem text ("C64 M64 P56") as {"C": 64, ...}. */
+static void json_bounds(cli_json *j, const char *key, const char *text)
+{
+    int64_t bound[WL_NDIMS];
+    as_status st;
+    if (!text || map_bounds_parse(text, bound, &st) != AS_OK)
+        return;
+    cli_json_key(j, key);
+    cli_json_begin_object(j);
+    for (int d = 0; d < WL_NDIMS; d++)
+        cli_json_int_field(j, wl_dim_name((wl_dim)d), bound[d]);
+    cli_json_end_object(j);
+}
+
+static as_code print_layer(const json_t *layer, const arch_spec *a, const char *what, bool json,
+                           cli_json *j, as_status *st)
+{
+    map_mapping m;
+    as_code code = stored_mapping(layer, a, what, &m, st);
+    if (code != AS_OK)
+        return code;
+    const char *name = json_string_value(json_object_get(layer, "layer"));
+    const char *problem = json_string_value(json_object_get(layer, "problem"));
+    const char *padded = json_string_value(json_object_get(layer, "padded"));
+    json_int_t group = json_integer_value(json_object_get(layer, "group"));
+    json_int_t tiles = json_integer_value(json_object_get(layer, "tiles"));
+    json_int_t cycles = json_integer_value(json_object_get(layer, "cycles"));
+    double energy_pJ = json_number_value(json_object_get(layer, "energy_pJ"));
+    if (json) {
+        cli_json_begin_object(j);
+        cli_json_int_field(j, "group", group);
+        cli_json_string_field(j, "layer", name ? name : "");
+        json_bounds(j, "problem", problem);
+        json_bounds(j, "padded", padded);
+        cli_json_int_field(j, "tiles", tiles);
+        cli_json_int_field(j, "cycles", cycles);
+        cli_json_double_field(j, "energy_pJ", energy_pJ);
+        cli_json_string_field(j, "mapping_text",
+                              json_string_value(json_object_get(layer, "mapping")));
+        cli_json_key(j, "mapping");
+        cli_json_mapping(j, a, NULL, &m);
+        if (m.group_pack > 1)
+            cli_json_int_field(j, "group_pack", m.group_pack);
+        cli_json_end_object(j);
+        return AS_OK;
+    }
+    printf("\ngroup %lld  %s\n", (long long)group, name ? name : "");
+    printf("  %-10s %s%s%s\n", "problem", problem ? problem : "", padded ? ", padded to " : "",
+           padded ? padded : "");
+    printf("  %-10s %lld cycles, %.6g pJ per run, x %lld (its group's tiles)\n", "mapping",
+           (long long)cycles, energy_pJ, (long long)tiles);
+    cli_print_mapping(a, NULL, &m);
+    return AS_OK;
+}
+
+/* One workload's stored layers (details member "workloads"[k]). */
+static as_code print_workload_layers(const json_t *w, const arch_spec *a, const char *what,
+                                     bool json, cli_json *j, as_status *st)
+{
+    const char *model = json_string_value(json_object_get(w, "model"));
+    const json_t *layers = json_object_get(w, "layers");
+    json_int_t batch = json_integer_value(json_object_get(w, "batch"));
+    if (json) {
+        cli_json_begin_object(j);
+        cli_json_string_field(j, "model", model ? model : "");
+        cli_json_int_field(j, "batch", batch);
+        cli_json_key(j, "layers");
+        cli_json_begin_array(j);
+    } else {
+        printf("\n%s (batch %lld): %zu compute layers in %zu fusion groups\n", model ? model : "",
+               (long long)batch, json_array_size(layers),
+               json_array_size(json_object_get(w, "groups")));
+    }
+    as_code code = AS_OK;
+    for (size_t i = 0; code == AS_OK && i < json_array_size(layers); i++)
+        code = print_layer(json_array_get(layers, i), a, what, json, j, st);
+    if (json) {
+        cli_json_end_array(j);
+        cli_json_end_object(j);
+    }
+    return code;
+}
+
+/* Whether every workload of a candidate's details has its layers stored
+ * (rows written before they were do not); fails naming the first without. */
+static as_code check_layers_stored(const json_t *workloads, const char *what, as_status *st)
+{
+    if (!json_is_array(workloads))
+        return as_fail(st, AS_EINVAL, "%s: the candidate's details hold no workloads", what);
+    for (size_t k = 0; k < json_array_size(workloads); k++) {
+        const json_t *w = json_array_get(workloads, k);
+        if (!json_is_array(json_object_get(w, "layers")))
+            return as_fail(st, AS_EINVAL,
+                           "%s: no layer mappings stored for model '%s' (the run was made "
+                           "before accelsearch stored them: run the search again)",
+                           what, json_string_value(json_object_get(w, "model")));
+    }
+    return AS_OK;
+}
+
+/* Design o->design's layers and their mappings as the search stored them
+ * with its candidate's last round; the nest is printed on the design
+ * decoded from the run's space (its level names). */
+static as_code show_layers(store *s, const char *db, const store_run *run, const runs_options *o,
+                           as_status *st)
+{
+    front_design d;
+    candidate_rows c = {.round = -1};
+    json_t *detail = NULL;
+    arch_spec a;
+    bool feasible;
+    char reason[256], what[160];
+    as_code code = find_front_design(s, db, run, o, &d, st);
+    if (code == AS_OK) {
+        c.iteration = d.iteration;
+        c.slot = d.slot;
+        code = store_each_row(s, run->id, keep_candidate_detail, &c, st);
+    }
+    snprintf(what, sizeof what, "%s: run %lld, design %lld (iteration %lld, slot %lld)", db,
+             (long long)run->id, (long long)o->design, (long long)d.iteration, (long long)d.slot);
+    if (code == AS_OK && c.out_of_memory)
+        code = as_fail(st, AS_ENOMEM, "out of memory");
+    else if (code == AS_OK && !c.detail_json)
+        code = as_fail(st, AS_EINVAL, "%s: no candidate row stored", what);
+    if (code == AS_OK)
+        code = as_json_parse(c.detail_json, what, &detail, st);
+    if (code == AS_OK)
+        se_space_decode(&d.space, &d.point, &a, &feasible, reason, sizeof reason);
+    const json_t *workloads = json_object_get(detail, "workloads");
+    if (code == AS_OK)
+        code = check_layers_stored(workloads, what, st);
+    cli_json j;
+    if (code == AS_OK && o->json) {
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_int_field(&j, "run", run->id);
+        cli_json_int_field(&j, "design", o->design);
+        cli_json_int_field(&j, "iteration", d.iteration);
+        cli_json_int_field(&j, "slot", d.slot);
+        cli_json_int_field(&j, "round", c.round);
+        cli_json_key(&j, "workloads");
+        cli_json_begin_array(&j);
+    } else if (code == AS_OK) {
+        printf("design %lld of run %lld (iteration %lld, slot %lld, round %d): its compute "
+               "layers and their mappings\n",
+               (long long)o->design, (long long)run->id, (long long)d.iteration, (long long)d.slot,
+               c.round);
+    }
+    for (size_t k = 0; code == AS_OK && k < json_array_size(workloads); k++)
+        code = print_workload_layers(json_array_get(workloads, k), &a, what, o->json, &j, st);
+    if (code == AS_OK && o->json) {
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    }
+    json_decref(detail);
+    free(c.detail_json);
     return code;
 }
 
@@ -577,6 +798,7 @@ static int runs_action_run(runs_action action, int argc, char **argv)
     else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK)
         code = o.action == RUNS_EXPORT ? export_run(s, &run, &o, &st)
                : o.emit_arch           ? emit_design(s, o.db, &run, &o, &st)
+               : o.layers              ? show_layers(s, o.db, &run, &o, &st)
                                        : show_run(s, o.db, &run, o.json, &st);
     store_close(s);
     return code != AS_OK ? cli_fail(&cmd, &st) : CLI_EXIT_OK;

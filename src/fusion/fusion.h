@@ -148,6 +148,38 @@ as_code fu_group_evaluate(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu
 /* The cost of a whole plan: sums over its groups. */
 as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, as_status *st);
 
+/* ------------------------------------------------------ layers' mappings */
+
+/* The mapping one compute layer of a plan runs with, as the evaluator
+ * costed it (mappings.c). */
+typedef struct fu_layer_mapping {
+    int32_t group;      /* its group in the plan (canonical index) */
+    int32_t op;         /* graph op, a compute layer */
+    int64_t n_tiles;    /* runs of the mapping per inference: its group's tiles (1 alone) */
+    bool found;         /* a valid mapping was found; otherwise mapped, mapping, cycles and
+                           energy are zero (the plan is then not valid) */
+    wl_problem problem; /* what it was mapped on: the whole layer alone, its largest tile
+                           in a fused group */
+    wl_problem mapped;  /* problem, padded when the mapper chose padding */
+    map_mapping mapping;
+    int64_t cycles;   /* map_evaluate of mapping on mapped, on the evaluator's
+                         architecture (fu_evaluator_arch): one run */
+    double energy_pJ; /*   and its energy (DRAM level included) */
+} fu_layer_mapping;
+
+/* The mapping of every compute layer of plan p -- the members of each
+ * group in group order, topological within a group -- into *out
+ * (malloc'd, caller frees; *n of them).  cost is p's cost on e (from
+ * fu_plan_evaluate or a search's best), whose tile shapes name the tile
+ * problems; layers of an invalid group are listed without a mapping.
+ * Mappings come from e's mapping cache (searched when absent). */
+as_code fu_plan_mappings(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *cost,
+                         fu_layer_mapping **out, int32_t *n, as_status *st);
+/* The architecture e's mapper maps on (group.c): its design under the
+ * weights' residency (mapping.h, map_residency_arch), where a layer's
+ * mapping evaluates to its fu_layer_mapping's cycles and energy. */
+const arch_spec *fu_evaluator_arch(const fu_evaluator *e);
+
 /* --------------------------------------------------------------- searches */
 
 typedef enum fu_algorithm {

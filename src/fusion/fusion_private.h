@@ -197,6 +197,11 @@ void fu_walk_axis(fu_group *gr, int which, int64_t size);
 /* The anchor extents of op o's output as one tile (rows, cols). */
 void fu_output_extents(const wl_graph *g, int32_t o, fu_tile *tile);
 
+/* The tile problem compute member m is mapped on, for the tile shape last
+ * walked (fu_walk_axis on both axes): its output's largest region
+ * (tiling.c). */
+wl_problem fu_tile_problem(const fu_group *gr, const fu_member *m);
+
 /* The fused cost of ops[0 .. n) (topological order, two or more) over
  * every tile shape and halo mode, or only tile *only in mode only_halo
  * (tiling.c). */
@@ -205,9 +210,9 @@ as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_t
 
 /* ------------------------------------------------ FAST's ILP (ilp.c) */
 
-/* The evaluator's architecture and cost options (group.c): the ILP maps
- * layers with the same mapper settings and pins into the same level. */
-const arch_spec *fu_evaluator_arch(const fu_evaluator *e);
+/* The evaluator's cost options (group.c; its architecture: fusion.h): the
+ * ILP maps layers with the same mapper settings and pins into the same
+ * level. */
 const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e);
 
 /*

@@ -183,8 +183,7 @@ static int axis_sizes(int64_t extent, bool whole_only, int64_t *sizes)
 
 /* ------------------------------------------------------- member costs */
 
-/* The tile problem of compute member m: its output's largest region. */
-static wl_problem tile_problem(const fu_group *gr, const fu_member *m)
+wl_problem fu_tile_problem(const fu_group *gr, const fu_member *m)
 {
     wl_problem p = m->problem;
     const fu_gtensor *out = &gr->t[m->out];
@@ -240,7 +239,7 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
             m->cycles = ceil(work / map_vector_lanes(&e->a));
             continue;
         }
-        wl_problem p = tile_problem(gr, m);
+        wl_problem p = fu_tile_problem(gr, m);
         const map_problem_outcome *me;
         as_code code = fu_mapped_problem(e, &p, &me, st);
         if (code != AS_OK)

@@ -629,4 +629,23 @@ as_code map_timeloop_layer_case(const wl_graph *g, const arch_spec *a, const map
  * whether layer was filled: c is a layer's case and its mapping valid. */
 bool map_timeloop_evaluate(const map_timeloop_case *c, map_eval *e, map_layer_result *layer);
 
+/* ---------------------------------------------------- mappings as text */
+
+/*
+ * A mapping as one short line (mapping_text.c states the format: levels
+ * outermost first, "Name[WIO] C8 M16X | ..."), for stores that keep one
+ * per layer.  a names the levels (NULL: L0, L1, ...).  Returns false when
+ * buf (size bytes) was too small; the text is then cut but terminated.
+ */
+bool map_mapping_format(const arch_spec *a, const map_mapping *m, char *buf, size_t size);
+/* Read a line map_mapping_format wrote for an architecture of n_levels
+ * levels into *out: it evaluates exactly as the mapping written.  Text
+ * that is not such a line fails (AS_EINVAL) quoting it. */
+as_code map_mapping_parse(const char *text, int n_levels, map_mapping *out, as_status *st);
+/* A problem's bounds as "C64 M64 P56 Q56 R3 S3" (the dimensions of bound
+ * other than 1, slot order); false when buf was too small. */
+bool map_bounds_format(const int64_t bound[WL_NDIMS], char *buf, size_t size);
+/* Bounds map_bounds_format wrote (absent dimensions 1); AS_EINVAL else. */
+as_code map_bounds_parse(const char *text, int64_t bound[WL_NDIMS], as_status *st);
+
 #endif

@@ -418,8 +418,8 @@ as_code se_candidate_advance(se_candidate_eval *c, int round, se_aggregate agg,
 
 /* ---------------------------------------------------------------- JSON */
 
-/* Workload k's best plan as JSON: metrics and groups (op names); NULL
- * when out of memory. */
+/* Workload k's best plan as JSON: metrics, groups (op names) and the
+ * layers' mappings (layers.c); NULL when out of memory. */
 static json_t *workload_json(const se_candidate_eval *c, int k)
 {
     const wl_graph *g = c->graph[k];
@@ -437,7 +437,8 @@ static json_t *workload_json(const se_candidate_eval *c, int k)
               as_json_put(w, "dram_bytes", json_integer(cost->dram_bytes)) &&
               as_json_put(w, "weights",
                           as_json_string(cost->weights.resident ? "resident" : "streamed")) &&
-              as_json_put(w, "groups", json_incref(groups));
+              as_json_put(w, "groups", json_incref(groups)) &&
+              as_json_put(w, "layers", se_candidate_layers_json(c, k, &(as_status){0}));
     for (int32_t gid = 0; ok && gid < plan->n_groups; gid++) {
         json_t *ops = json_array();
         ok = as_json_push(groups, ops);
