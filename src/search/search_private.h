@@ -77,6 +77,13 @@ typedef struct se_candidate_eval {
 as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
                           const int *workloads, int n_workloads, const se_sw_options *o,
                           as_status *st);
+/* The same for a fixed design a (a --baseline): evaluated as a decoded
+ * point is, at a's native batch; its point is all zero (the software
+ * seed); a design arch_validate rejects is infeasible with its reason.
+ * No budget of the space applies. */
+as_code se_candidate_init_arch(se_candidate_eval *c, const arch_spec *a, se_models *m,
+                               const int *workloads, int n_workloads, const se_sw_options *o,
+                               as_status *st);
 /* Step every workload's search to `budget` plans in total, keep each
  * one's best plan and cost (c->plan, c->cost) and take their metrics
  * (aggregated over the workloads); a workload without any valid plan
