@@ -84,7 +84,7 @@ static const struct {
     {"eyeriss", 65, 200e6, 12 * 14, 1, 1, ARCH_COMPUTE_MAC},
     {"shidiannao", 65, 1e9, 8 * 8, 1, 1, ARCH_COMPUTE_MAC},
     {"edgetpu", 28, 500e6, 16 * 4 * 64, 64, 1, ARCH_COMPUTE_VECTOR},
-    {"tpu_v3", 16, 940e6, 2 * 128 * 128, 128, 128, ARCH_COMPUTE_SYSTOLIC},
+    {"tpu_v3", 16, 940e6, 4 * 128 * 128, 128, 128, ARCH_COMPUTE_SYSTOLIC}, /* 2 cores */
     {"gemmini", 22, 1e9, 16 * 16, 16, 16, ARCH_COMPUTE_SYSTOLIC},
     {"vta", 28, 100e6, 16 * 16, 1, 1, ARCH_COMPUTE_MAC},
     {"simba", 16, 1.8e9, 16 * 8 * 8, 8, 1, ARCH_COMPUTE_VECTOR},
@@ -107,7 +107,7 @@ static const struct {
     {"shidiannao", "NB", WL_DS_OUTPUTS, 64 * KiB, 1},
     {"edgetpu", "CoreMemory", -1, 32 * KiB, 64},
     {"edgetpu", "PEMemory", -1, 512 * KiB, 16},
-    {"tpu_v3", "VectorMemory", -1, 16 * MiB, 1},
+    {"tpu_v3", "VectorMemory", -1, 16 * MiB, 2}, /* one per core */
     {"gemmini", "Scratchpad", -1, 256 * KiB, 1},
     {"gemmini", "Accumulator", WL_DS_OUTPUTS, 64 * KiB, 1},
     {"vta", "InpBuffer", WL_DS_INPUTS, 32 * KiB, 1},
@@ -145,7 +145,7 @@ static void test_preset_key_numbers(void **state)
     struct {
         const char *preset;
         double ops_per_s, copies;
-    } peaks[] = {{"edgetpu", 4e12, 1}, {"tpu_v3", 123e12, 2}, {"simba", 128e12, 36}};
+    } peaks[] = {{"edgetpu", 4e12, 1}, {"tpu_v3", 123e12, 1}, {"simba", 128e12, 36}};
     for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++) {
         arch_spec a = build(peaks[i].preset);
         double macs = (double)a.compute.instances * a.compute.rows * a.compute.cols;
@@ -155,6 +155,8 @@ static void test_preset_key_numbers(void **state)
     assert_string_equal(tpu.dram.type, "HBM2");
     assert_int_equal(tpu.compute.mac_number, ARCH_NUMBER_BF16);
     assert_int_equal(tpu.compute.dataflow, ARCH_DATAFLOW_WS);
+    assert_near(tpu.dram.bandwidth_GBps, 900, 1e-12); /* per chip */
+    assert_int_equal(tpu.native_batch, 2 * 64);       /* FAST's batch, Table 4 */
 }
 
 /* The precision each preset's MACs take as they are: int8 for the int8
@@ -444,12 +446,15 @@ static void test_area_and_peak_power_by_hand(void **state)
     assert_int_equal(arch_validate(&a, &st), AS_OK);
     assert_near(arch_area_mm2(&a), (4 * 1000.0 + 4 * 600.0) * 1e-6, 1e-12);
     /* Per cycle: 24 MACs x 0.25; per buffer 4/2 reads x 3 + 2/2 writes x 1
-     * + 0.5 leak; DRAM shares 16 words: 8/8 reads + 8/8 writes x 64. */
-    double pJ = 24 * 0.25 + 4 * (2 * 3 + 1 * 1 + 0.5) + (1 + 1) * 64;
+     * + 0.5 leak; the DRAM interface (0.25 pJ/bit; the devices' energy,
+     * 64 pJ a vector, is not the chip's) moves the 16 words of 8 bits the
+     * DRAM shares. */
+    a.dram.interface_pJ_per_bit = 0.25;
+    double pJ = 24 * 0.25 + 4 * (2 * 3 + 1 * 1 + 0.5) + 16 * 8 * 0.25;
     assert_near(arch_peak_power_W(&a), pJ * 1e-12 / 1e-9, 1e-12);
     /* Unlimited bandwidth: one vector each way per cycle. */
     a.level[0].read_bandwidth = a.level[0].write_bandwidth = 0;
-    pJ = 24 * 0.25 + 4 * (1 * 3 + 1 * 1 + 0.5) + (1 + 1) * 64;
+    pJ = 24 * 0.25 + 4 * (1 * 3 + 1 * 1 + 0.5) + 16 * 8 * 0.25;
     assert_near(arch_peak_power_W(&a), pJ * 1e-12 / 1e-9, 1e-12);
 }
 
@@ -466,24 +471,61 @@ static void test_peak_power_parts_by_hand(void **state)
     a.compute.pe_hop_pJ = 0.1;
     a.compute.pe_acc_hop_pJ = 0.2;
     a.compute.dataflow = ARCH_DATAFLOW_OS;
+    a.dram.interface_pJ_per_bit = 0.25;
     arch_power p;
     arch_peak_power_parts(&a, &p);
     /* 4 arrays x 6 PEs x (0.12 + 0.12 + 0.24 + 0.02) pJ per 1 ns cycle. */
     assert_near(p.array_W, 24 * 0.50 * 1e-3, 1e-12);
     assert_near(p.mac_W, 24 * 0.25 * 1e-3, 1e-12);
-    assert_near(p.dram_W, 2 * 64 * 1e-3, 1e-12);
+    assert_near(p.dram_W, 16 * 8 * 0.25 * 1e-3, 1e-12); /* the interface at 16 words a cycle */
     assert_near(p.onchip_W, 4 * (2 * 3 + 1 * 1 + 0.5) * 1e-3, 1e-12);
     assert_near(p.total_W, p.mac_W + p.array_W + p.onchip_W + p.dram_W, 1e-12);
     assert_near(arch_peak_power_W(&a), p.total_W, 1e-12);
     a.compute.dataflow = ARCH_DATAFLOW_WS; /* no accumulator write per MAC */
     arch_peak_power_parts(&a, &p);
     assert_near(p.array_W, 24 * 0.48 * 1e-3, 1e-12);
-    /* A shared port of 16 words: reads (dearer) capped at 4, writes take
-     * the remaining 12 -- (4 x 64 + 12 x 16) / 8 pJ per cycle. */
+    /* A shared port of 16 words, reads capped at 4: writes take the
+     * remaining 12, and the interface still moves 16 words a cycle --
+     * whatever the devices spend on a read or a write. */
     a.level[1].read_bandwidth = 4;
     a.level[1].energy = (arch_energy){64, 16, 16, 0};
     arch_peak_power_parts(&a, &p);
-    assert_near(p.dram_W, (4 * 64 + 12 * 16) / 8.0 * 1e-3, 1e-12);
+    assert_near(p.dram_W, 16 * 8 * 0.25 * 1e-3, 1e-12);
+}
+
+/* TDP as vendors mean it (energy.c): the DRAM devices' energy per bit is
+ * not the chip's, the chip's DRAM interface is.  On every preset, a DRAM
+ * whose bits cost three times as much leaves the TDP as it was; twice
+ * the interface's energy per bit adds the interface's power once more. */
+static void test_tdp_counts_the_interface_not_the_devices(void **state)
+{
+    (void)state;
+    int n = 0;
+    const arch_preset *presets = arch_presets(&n);
+    for (int i = 0; i < n; i++) {
+        arch_spec a;
+        presets[i].build(&a);
+        arch_power before, after;
+        arch_peak_power_parts(&a, &before);
+        assert_true(before.dram_W > 0);
+        assert_true(a.dram.interface_pJ_per_bit > 0 &&
+                    a.dram.interface_pJ_per_bit < a.dram.energy_pJ_per_bit);
+        arch_level *dram = &a.level[a.n_levels - 1];
+        assert_int_equal(dram->cls, ARCH_CLASS_DRAM);
+        /* Dearer devices: the level's energies follow the energy per bit. */
+        a.dram.energy_pJ_per_bit *= 3;
+        dram->energy = (arch_energy){0};
+        arch_apply_tables(&a);
+        assert_true(dram->energy.read_pJ > 0);
+        arch_peak_power_parts(&a, &after);
+        if (after.total_W != before.total_W)
+            fail_msg("%s: TDP %.17g W became %.17g W with dearer DRAM devices", a.name,
+                     before.total_W, after.total_W);
+        a.dram.interface_pJ_per_bit *= 2;
+        arch_peak_power_parts(&a, &after);
+        assert_near(after.dram_W, 2 * before.dram_W, 1e-12 * before.dram_W);
+        assert_near(after.total_W, before.total_W + before.dram_W, 1e-12 * before.total_W);
+    }
 }
 
 /* Presets state every on-chip level's ports (presets.c, set_ports): one
@@ -545,7 +587,7 @@ static void test_area_and_power_are_plausible(void **state)
     } dies[] = {
         {"eyeriss", 3.5 * 3.5}, /* JSSC 2017: 3.5 mm x 3.5 mm core */
         {"shidiannao", 4.86},   /* ISCA 2015 */
-        {"tpu_v3", 700.0 / 2},  /* CACM 2020: < 700 mm^2 for 2 cores */
+        {"tpu_v3", 700.0},      /* CACM 2020: < 700 mm^2 for the chip of 2 cores */
         {"simba", 6.0},         /* MICRO 2019: 6 mm^2 chiplet */
     };
     for (size_t i = 0; i < sizeof dies / sizeof dies[0]; i++) {
@@ -572,10 +614,10 @@ static void test_area_and_power_are_plausible(void **state)
                      measured[i].measured_W);
     }
     arch_spec tpu = build("tpu_v3");
-    double tdp_per_core = 450.0 / 2; /* CACM 2020: 450 W per chip */
+    double tdp = 450.0; /* CACM 2020: 450 W per chip */
     double w = arch_peak_power_W(&tpu);
-    if (!(w >= tdp_per_core / 20 && w <= tdp_per_core))
-        fail_msg("tpu_v3: model peak %.3g W vs TDP per core %.3g W", w, tdp_per_core);
+    if (!(w >= tdp / 20 && w <= tdp))
+        fail_msg("tpu_v3: model peak %.3g W vs TDP %.3g W", w, tdp);
     int n = 0;
     const arch_preset *presets = arch_presets(&n);
     for (int i = 0; i < n; i++) {
@@ -733,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_apply_tables_keeps_given_values),
         cmocka_unit_test(test_area_and_peak_power_by_hand),
         cmocka_unit_test(test_peak_power_parts_by_hand),
+        cmocka_unit_test(test_tdp_counts_the_interface_not_the_devices),
         cmocka_unit_test(test_preset_ports),
         cmocka_unit_test(test_area_and_power_are_plausible),
         cmocka_unit_test(test_validate_names_level_and_key),

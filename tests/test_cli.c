@@ -503,6 +503,53 @@ static void test_narrowing_warning(void **state)
     }
 }
 
+/* The "totals" object of map's or fuse's JSON, as text (caller frees). */
+static char *totals_text(const char *json)
+{
+    const char *from = strstr(json, "\"totals\"");
+    assert_non_null(from);
+    const char *to = strchr(from, '}');
+    assert_non_null(to);
+    char *text = calloc((size_t)(to - from) + 2, 1);
+    assert_non_null(text);
+    memcpy(text, from, (size_t)(to - from) + 1);
+    return text;
+}
+
+/* map and fuse run an architecture file at its native_batch when --batch
+ * is not given (fast_template.yaml: 8), as `search --emit-arch` designs
+ * need: the same totals as --batch 8, not those of batch 1. */
+static void test_native_batch(void **state)
+{
+    (void)state;
+    const char *commands[] = {"map --map-budget 8", "fuse --algo none --mapper-budget 8"};
+    for (size_t i = 0; i < 2; i++) {
+        char *totals[3];
+        const char *batch[] = {"", "--batch 8", "--batch 1"};
+        for (size_t b = 0; b < 3; b++) {
+            char args[1024];
+            snprintf(args, sizeof args,
+                     "%s --arch '%s/arch/fast_template.yaml' --model alexnet --precision bf16 "
+                     "--threads 1 --json %s",
+                     commands[i], AS_TEST_DATA_DIR, batch[b]);
+            run_result r;
+            run(&r, args);
+            if (r.status != 0)
+                fail_msg("'%s' exited %d: %s", args, r.status, r.err);
+            totals[b] = totals_text(r.out);
+            free(r.out);
+        }
+        assert_string_equal(totals[0], totals[1]);
+        assert_true(strcmp(totals[0], totals[2]) != 0);
+        for (size_t b = 0; b < 3; b++)
+            free(totals[b]);
+    }
+    run_result r;
+    run(&r, "map --help");
+    assert_non_null(strstr(r.out, "native_batch"));
+    free(r.out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,7 +559,7 @@ int main(void)
         cmocka_unit_test(test_arch_commands),      cmocka_unit_test(test_eval),
         cmocka_unit_test(test_map_single_problem), cmocka_unit_test(test_map_network),
         cmocka_unit_test(test_map_interrupted),    cmocka_unit_test(test_fuse),
-        cmocka_unit_test(test_narrowing_warning),
+        cmocka_unit_test(test_narrowing_warning),  cmocka_unit_test(test_native_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

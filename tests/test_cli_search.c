@@ -7,7 +7,9 @@
  * architecture file that `arch show` and `fuse` read with the search's
  * figures, and `runs show --design K --emit-arch` writes the same bytes;
  * every --fusion search runs and shows in the chosen design's groups, and
- * --algo hasco fuses nothing.
+ * --algo hasco fuses nothing.  --baseline evaluates fixed designs (a
+ * preset, a file) and reports the chosen design's ratios to each, in the
+ * text and in the JSON, the same after a resume.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,7 +104,7 @@ static void test_sigkill_and_resume(void **state)
     db_path(whole, sizeof whole, "search_whole.db");
     db_path(killed, sizeof killed, "search_killed.db");
     run_result expected;
-    snprintf(args, sizeof args, SMALL_RUN " --json --db '%s'", whole);
+    snprintf(args, sizeof args, SMALL_RUN " --baseline eyeriss --json --db '%s'", whole);
     run(&expected, args);
     assert_int_equal(expected.status, 0);
 
@@ -131,11 +133,13 @@ static void test_sigkill_and_resume(void **state)
     read_rows(killed, &before);
     assert_true(before.n >= 5);
 
-    snprintf(args, sizeof args, SMALL_RUN " --json --resume --db '%s'", killed);
+    snprintf(args, sizeof args, SMALL_RUN " --baseline eyeriss --json --resume --db '%s'", killed);
     run_result resumed;
     run(&resumed, args);
     assert_int_equal(resumed.status, 0);
+    /* ... baselines included: evaluated again, the same. */
     assert_string_equal(result_part(resumed.out), result_part(expected.out));
+    assert_non_null(strstr(result_part(resumed.out), "\"name\": \"eyeriss\""));
     /* The resumed run took what the killed one stored. */
     assert_non_null(strstr(resumed.out, "\"rounds_loaded\": "));
     assert_null(strstr(resumed.out, "\"rounds_loaded\": 0,"));
@@ -508,6 +512,88 @@ static void test_fusion_threads(void **state)
     json_decref(two);
 }
 
+#define BASELINE_RUN                                                                               \
+    "search --model alexnet --budget 4 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
+    "--seed 5 --no-db --threads 2 --baseline eyeriss --baseline " AS_TEST_DATA_DIR                 \
+    "/arch/eyeriss_like.yaml --baseline shidiannao"
+
+/* Metric `name` of a JSON object of metrics (or of a candidate). */
+static double metric(const json_t *o, const char *name)
+{
+    const json_t *v = json_object_get(o, name);
+    if (!json_is_number(v))
+        fail_msg("no number '%s'", name);
+    return json_number_value(v);
+}
+
+/* Whether a and b agree to the relative precision JSON numbers keep. */
+static bool close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fabs(b);
+}
+
+/* --baseline: each fixed design in the JSON with its metrics and the
+ * chosen design's ratios to them (recomputed here from both), and the
+ * same ratios on the text's "against NAME (fixed design)" lines. */
+static void test_baselines(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, BASELINE_RUN " --json");
+    if (r.status != 0)
+        fail_msg("exited %d: %s", r.status, r.err);
+    json_t *j = parse_json(r.out);
+    const json_t *chosen = json_object_get(j, "chosen");
+    const json_t *baselines = json_object_get(j, "baselines");
+    assert_true(json_is_object(chosen));
+    assert_int_equal(json_array_size(baselines), 3);
+    const char *names[] = {"eyeriss", AS_TEST_DATA_DIR "/arch/eyeriss_like.yaml", "shidiannao"};
+    const char *pairs[][2] = {{"latency", "latency_s"},
+                              {"energy", "energy_pJ"},
+                              {"area", "area_mm2"},
+                              {"edp", "edp"},
+                              {"perf_per_tdp", "perf_per_tdp"}};
+    double ratio[3][5];
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *b = json_array_get(baselines, i);
+        assert_string_equal(json_string_value(json_object_get(b, "name")), names[i]);
+        assert_true(json_is_true(json_object_get(b, "feasible")));
+        const json_t *m = json_object_get(b, "metrics"), *x = json_object_get(b, "ratios");
+        assert_true(metric(m, "latency_s") > 0 && metric(m, "power_W") > 0);
+        for (size_t k = 0; k < 5; k++) {
+            ratio[i][k] = metric(x, pairs[k][0]);
+            double want = metric(chosen, pairs[k][1]) / metric(m, pairs[k][1]);
+            if (!close_to(ratio[i][k], want))
+                fail_msg("%s: ratio %s %.17g, chosen / baseline %.17g", names[i], pairs[k][0],
+                         ratio[i][k], want);
+        }
+    }
+    /* Different designs: the preset and the Timeloop-like file differ. */
+    assert_false(close_to(ratio[0][2], ratio[1][2]));
+    json_decref(j);
+    free(r.out);
+
+    run(&r, BASELINE_RUN);
+    assert_int_equal(r.status, 0);
+    for (size_t i = 0; i < 3; i++) {
+        char line[1024];
+        snprintf(line, sizeof line,
+                 "  against %s (fixed design): latency x%.3f, energy x%.3f, area x%.3f, EDP "
+                 "x%.3f, perf/TDP x%.3f\n",
+                 names[i], ratio[i][0], ratio[i][1], ratio[i][2], ratio[i][3], ratio[i][4]);
+        if (!strstr(r.out, line))
+            fail_msg("want '%s' in:\n%s", line, r.out);
+    }
+    free(r.out);
+
+    /* A design that cannot run is reported, not an error; a bad name is. */
+    run(&r, "search --model alexnet --budget 2 --batch 2 --sw-budget 64 --sh-rounds 2 "
+            "--map-budget 8 --no-db --baseline no_such_preset");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--baseline no_such_preset"));
+    free(r.out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_fusion_choice),
         cmocka_unit_test(test_fusion_defaults),
         cmocka_unit_test(test_fusion_threads),
+        cmocka_unit_test(test_baselines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,26 +363,30 @@ static void test_datapath_baseline_is_tpu_v3(void **state)
     assert_int_equal(a.compute.cols, tpu.compute.cols);
     assert_int_equal(a.compute.mac_number, ARCH_NUMBER_BF16);
     assert_int_equal(a.compute.dataflow, tpu.compute.dataflow);
-    assert_int_equal(a.native_batch, 1);
+    /* FAST's TPU-v3: both cores at batch 2 x 64, 2 x 16 MiB. */
+    assert_int_equal(a.native_batch, 128);
+    assert_int_equal(a.native_batch, tpu.native_batch);
     const arch_level *global = level_named(&a, "GlobalMemory");
     assert_non_null(global);
-    assert_int_equal(global->size_words, tpu.level[0].size_words);
+    assert_int_equal(global->size_words, tpu.level[0].size_words * tpu.level[0].instances);
     assert_int_equal(global->block_size, tpu.level[0].block_size);
     assert_null(level_named(&a, "L2"));
     const arch_level *l1 = level_named(&a, "L1");
-    assert_int_equal(l1->instances, 2);
+    assert_int_equal(l1->instances, 4);
     assert_int_equal(l1->size_words * 2, 64 * KiB);
-    /* 16 MiB as the preset, plus the template's L1s: within 1 %. */
-    assert_int_equal(onchip_bytes(&a), onchip_bytes(&tpu) + 2 * 64 * KiB);
+    /* 2 x 16 MiB as the preset, plus the template's L1s: within 1 %. */
+    assert_int_equal(onchip_bytes(&a), onchip_bytes(&tpu) + 4 * 64 * KiB);
     assert_true(fabs(arch_area_mm2(&a) / arch_area_mm2(&tpu) - 1) < 0.01);
-    /* 8 GDDR6 channels: 448 GB/s for the core's 450 of HBM2. */
+    /* 8 GDDR6 channels, the space's most: 448 GB/s for the chip's 900 of
+     * HBM2. */
     assert_string_equal(a.dram.type, "GDDR6");
     assert_int_equal(a.dram.channels, 8);
-    assert_true(fabs(a.dram.bandwidth_GBps / tpu.dram.bandwidth_GBps - 1) < 0.01);
+    assert_true(fabs(a.dram.bandwidth_GBps / (tpu.dram.bandwidth_GBps / 2) - 1) < 0.01);
     assert_true(a.dram.energy_pJ_per_bit == arch_dram_pJ_per_bit("GDDR6"));
-    /* FAST's budgets: TPU-v3 (two cores) at 0.6x area and 0.5x TDP. */
-    assert_true(fabs(s.limits.max_area_mm2 - 2 * arch_area_mm2(&tpu) / 0.6) < 1e-9);
-    assert_true(fabs(s.limits.max_power_W - 2 * arch_peak_power_W(&tpu) / 0.5) < 1e-9);
+    /* FAST's budgets: TPU-v3 (the chip, two cores) at 0.6x area and 0.5x
+     * TDP. */
+    assert_true(fabs(s.limits.max_area_mm2 - arch_area_mm2(&tpu) / 0.6) < 1e-9);
+    assert_true(fabs(s.limits.max_power_W - arch_peak_power_W(&tpu) / 0.5) < 1e-9);
     assert_int_equal(s.limits.max_pes, 0);
     assert_int_equal(s.limits.max_onchip_bytes, 0);
     assert_true(arch_area_mm2(&a) < s.limits.max_area_mm2);
@@ -627,7 +631,7 @@ static void test_params_json(void **state)
     se_point_params_json(&d, &b, json, sizeof json);
     assert_non_null(strstr(json, "\"l1_config\": \"shared\""));
     assert_non_null(strstr(json, "\"l2_config\": \"disabled\""));
-    assert_non_null(strstr(json, "\"global_bytes\": 16777216"));
+    assert_non_null(strstr(json, "\"global_bytes\": 33554432"));
 }
 
 /* ------------------------------------------------- spaces built in code */

@@ -207,7 +207,9 @@ static as_code check_dram(const arch_dram *d, as_status *st)
     if (d->channels < 0)
         return as_fail(st, AS_EINVAL, "dram: channels = %d must not be negative", d->channels);
     if ((rc = check_nonnegative("dram", d->type, "bandwidth_GBps", d->bandwidth_GBps, st)) ||
-        (rc = check_nonnegative("dram", d->type, "energy_pJ_per_bit", d->energy_pJ_per_bit, st)))
+        (rc = check_nonnegative("dram", d->type, "energy_pJ_per_bit", d->energy_pJ_per_bit, st)) ||
+        (rc = check_nonnegative("dram", d->type, "interface_pJ_per_bit", d->interface_pJ_per_bit,
+                                st)))
         return rc;
     return AS_OK;
 }

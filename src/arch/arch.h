@@ -136,8 +136,9 @@ typedef struct arch_compute {
 typedef struct arch_dram {
     char type[16]; /* "LPDDR4", "HBM2", "DDR4", ... */
     int channels;
-    double bandwidth_GBps; /* total, all channels */
-    double energy_pJ_per_bit;
+    double bandwidth_GBps;       /* total, all channels */
+    double energy_pJ_per_bit;    /* a bit moved, all of it: the devices and the interface */
+    double interface_pJ_per_bit; /* of which the chip's own DRAM interface (PHY, controller) */
 } arch_dram;
 
 typedef struct arch_spec {
@@ -196,6 +197,9 @@ double arch_mac_number_pJ(int bits, arch_number number, int node_nm);
 double arch_mac_number_area_um2(int bits, arch_number number, int node_nm);
 /* pJ per bit; negative for a type not in the table. */
 double arch_dram_pJ_per_bit(const char *dram_type);
+/* The part of it spent in the accelerator chip's DRAM interface (PHY and
+ * controller), pJ per bit; negative for a type not in the table. */
+double arch_dram_interface_pJ_per_bit(const char *dram_type);
 /* On-chip wire, pJ per bit per mm. */
 double arch_wire_pJ_per_bit_mm(int node_nm);
 /* The node-scaling rule: energy and area at node_nm relative to 45 nm.
@@ -211,17 +215,20 @@ double arch_area_mm2(const arch_spec *a);
 /* Bits of the accumulator behind a MAC of `bits` and `number` (energy.c
  * states the assumption): what partial sums are stored and moved in. */
 int arch_accumulator_bits(int bits, arch_number number);
-/* Peak power (TDP), W: the cost model's energies at the largest rate it can
- * charge them (energy.c states why each rate bounds it): every MAC busy,
- * the data movement inside systolic arrays at full rate, every level at
- * its bandwidths, DRAM at its bandwidth, plus leakage. */
+/* Peak power (TDP), W, as vendors mean it: the chip's thermal design
+ * power -- the cost model's energies of the chip at the largest rate it
+ * can charge them (energy.c states why each rate bounds it): every MAC
+ * busy, the data movement inside systolic arrays at full rate, every
+ * on-chip level at its bandwidths plus leakage, and the chip's DRAM
+ * interface (PHY and controller) at the DRAM's bandwidth.  The DRAM
+ * devices' own energy is not the chip's and is not counted. */
 double arch_peak_power_W(const arch_spec *a);
 /* The same, by part (total_W is arch_peak_power_W). */
 typedef struct arch_power {
     double mac_W;    /* every MAC busy */
     double array_W;  /* registers and hops inside systolic arrays */
     double onchip_W; /* on-chip levels at their bandwidths, leakage included */
-    double dram_W;   /* DRAM levels at their bandwidths */
+    double dram_W;   /* the DRAM interface (interface_pJ_per_bit) at the DRAM's bandwidth */
     double total_W;
 } arch_power;
 void arch_peak_power_parts(const arch_spec *a, arch_power *out);

@@ -323,6 +323,7 @@ static const field DRAM_FIELDS[] = {
     {"channels", FIELD_INT, offsetof(arch_dram, channels), 1, 1024},
     {"bandwidth_GBps", FIELD_DOUBLE, offsetof(arch_dram, bandwidth_GBps), 0, 1e9},
     {"energy_pJ_per_bit", FIELD_DOUBLE, offsetof(arch_dram, energy_pJ_per_bit), 0, 1e6},
+    {"interface_pJ_per_bit", FIELD_DOUBLE, offsetof(arch_dram, interface_pJ_per_bit), 0, 1e6},
     {NULL, 0, 0, 0, 0},
 };
 
@@ -336,8 +337,9 @@ static const char *const LEVEL_KIND_NAMES[] = {"dram", "sram", "regfile", "dummy
     "name", "kind", "size", "word_bits", "block", "cluster", "instances", "mesh",                  \
         "multiple_buffering", "bandwidth", "energy", "area_um2", "network", "constraints"
 static const char *const STORAGE_KEYS[] = {COMMON_LEVEL_KEYS, "split", "keep", NULL};
-static const char *const DRAM_KEYS[] = {COMMON_LEVEL_KEYS,   "type", "channels", "bandwidth_GBps",
-                                        "energy_pJ_per_bit", NULL};
+static const char *const DRAM_KEYS[] = {
+    COMMON_LEVEL_KEYS,      "type", "channels", "bandwidth_GBps", "energy_pJ_per_bit",
+    "interface_pJ_per_bit", NULL};
 static const char *const DUMMY_KEYS[] = {COMMON_LEVEL_KEYS, NULL};
 static const char *const *const LEVEL_KEYS[] = {
     [ARCH_CLASS_DRAM] = DRAM_KEYS,
@@ -362,12 +364,13 @@ static double dram_words_per_cycle(double GBps, int word_bits, double cycle_seco
 }
 
 /* Defaults of the DRAM's own keys: one channel, unlimited bandwidth, the
- * energy per bit not given (NaN: the table's for the type). */
+ * energies per bit not given (NaN: the tables' for the type). */
 static void dram_defaults(arch_dram *dram)
 {
     memset(dram, 0, sizeof *dram);
     dram->channels = 1;
     dram->energy_pJ_per_bit = NAN;
+    dram->interface_pJ_per_bit = NAN;
 }
 
 /*
@@ -782,10 +785,10 @@ static as_code read_arch(const reader *r, const as_yaml_node *root, arch_spec *a
 /* ---------------------------------------------------- technology tables */
 
 /* Most energy and area values a spec can hold: the compute unit's two,
- * the DRAM's energy per bit, six per level. */
+ * the DRAM's two energies per bit, six per level. */
 enum {
     TABLE_FIELDS_PER_LEVEL = 6,
-    TABLE_FIELDS_MAX = 3 + TABLE_FIELDS_PER_LEVEL * ARCH_MAX_LEVELS
+    TABLE_FIELDS_MAX = 4 + TABLE_FIELDS_PER_LEVEL * ARCH_MAX_LEVELS
 };
 
 /* The values of a that arch_apply_tables fills when zero, as pointers in
@@ -798,6 +801,7 @@ static int table_fields(arch_spec *a, double *out[TABLE_FIELDS_MAX])
     out[n++] = &a->compute.mac_pJ;
     out[n++] = &a->compute.area_um2;
     out[n++] = &a->dram.energy_pJ_per_bit;
+    out[n++] = &a->dram.interface_pJ_per_bit;
     for (int i = 0; i < a->n_levels; i++) {
         arch_level *l = &a->level[i];
         out[n++] = &l->energy.read_pJ;
@@ -1305,7 +1309,7 @@ static as_code check_writable(const arch_spec *a, as_status *st)
                        a->dram.type);
     if (a->level[a->n_levels - 1].cls != ARCH_CLASS_DRAM &&
         (a->dram.type[0] || a->dram.channels != 1 || a->dram.bandwidth_GBps ||
-         a->dram.energy_pJ_per_bit))
+         a->dram.energy_pJ_per_bit || a->dram.interface_pJ_per_bit))
         return as_fail(st, AS_EINVAL, "arch '%s': DRAM parameters but no dram level", n);
     if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC && a->compute.dataflow != ARCH_DATAFLOW_OS)
         return as_fail(st, AS_EINVAL, "arch '%s': only a systolic compute unit has a dataflow", n);

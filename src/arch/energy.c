@@ -308,6 +308,33 @@ double arch_dram_pJ_per_bit(const char *dram_type)
 }
 
 /*
+ * The accelerator chip's share of a DRAM bit: its DRAM interface -- the
+ * memory controller and the PHY that drives and terminates the bus --
+ * which is in the chip's TDP, while the rest of the row above is spent
+ * in the DRAM devices (activation, on-die movement, their own I/O), which
+ * is not (arch_peak_power_W).  pJ per bit moved:
+ *   HBM2   1.0   an interposer link: the HBM I/O of Lee et al., A-SSCC
+ *                2022 runs at 0.95 pJ/bit (5.12 Gb/s per pin)
+ *   LPDDR4 2.0   assumed: a short, unterminated board link to one device
+ *   GDDR5, GDDR6, DDR3, DDR4  3.0   assumed: terminated board links
+ * These are the least sourced figures of the tables; a file states its
+ * own with interface_pJ_per_bit (docs/arch-format.md).  Like the row
+ * above they do not follow the logic node.
+ */
+static const struct dram_row DRAM_INTERFACE_TABLE[] = {
+    {"LPDDR4", 2.0}, {"DDR3", 3.0}, {"DDR4", 3.0}, {"GDDR5", 3.0}, {"GDDR6", 3.0}, {"HBM2", 1.0},
+};
+
+double arch_dram_interface_pJ_per_bit(const char *dram_type)
+{
+    size_t n = sizeof DRAM_INTERFACE_TABLE / sizeof DRAM_INTERFACE_TABLE[0];
+    for (size_t i = 0; dram_type && i < n; i++)
+        if (strcasecmp(dram_type, DRAM_INTERFACE_TABLE[i].type) == 0)
+            return DRAM_INTERFACE_TABLE[i].pJ_per_bit;
+    return -1;
+}
+
+/*
  * On-chip wire: about 0.1 pJ per bit per mm -- Keckler, Dally et al.,
  * "GPUs and the future of parallel computing", IEEE Micro 2011 (40 nm:
  * some 26 pJ to move 256 bits 1 mm), taken as the 45 nm figure.
@@ -454,6 +481,9 @@ void arch_apply_tables(arch_spec *a)
     double dram_pJ_per_bit = arch_dram_pJ_per_bit(a->dram.type);
     if (dram_pJ_per_bit > 0)
         fill_zero(&a->dram.energy_pJ_per_bit, dram_pJ_per_bit);
+    double interface_pJ_per_bit = arch_dram_interface_pJ_per_bit(a->dram.type);
+    if (interface_pJ_per_bit > 0)
+        fill_zero(&a->dram.interface_pJ_per_bit, interface_pJ_per_bit);
     fill_compute(a);
     /* Inner levels first: a hop's length needs the areas below it. */
     for (int i = 0; i < a->n_levels && i < ARCH_MAX_LEVELS; i++) {
@@ -479,10 +509,15 @@ double arch_area_mm2(const arch_spec *a)
 }
 
 /*
- * Peak power.  The TDP is the cost model's own energies at the largest rate
- * at which the cost model can charge them, so that no mapping's average
- * power can exceed it (tests/test_power.c checks every preset on every zoo
- * model).  Term by term, with the mechanism that bounds the rate:
+ * Peak power.  The TDP is the chip's thermal design power as vendors state
+ * it: the cost model's own energies of what is on the chip at the largest
+ * rate at which the cost model can charge them, so that no mapping's
+ * average power on the chip can exceed it (tests/test_power.c checks every
+ * preset on every zoo model).  The chip is the compute, the on-chip
+ * storage and the DRAM interface (controller and PHY); the DRAM devices
+ * are separate chips with their own power, so their share of a DRAM bit's
+ * energy is not in the TDP (the energy of an inference counts it all).
+ * Term by term, with the mechanism that bounds the rate:
  *  - MACs: every MAC of every unit, each cycle.  Utilisation never exceeds
  *    1 (cycles >= MACs / peak MACs per cycle, systolic fill included), and
  *    the vector-unit layers of network.c run at most map_vector_lanes
@@ -498,10 +533,12 @@ double arch_area_mm2(const arch_spec *a)
  *    stated bandwidth is charged whatever a mapping asks; for it one
  *    vector each way per cycle is assumed, and the bound holds only if no
  *    mapping asks more -- every preset states its bandwidths (presets.c).
- *  - DRAM: its level's shared bandwidth, which is the DRAM's GB/s at word
- *    precision; network.c's layers never move DRAM bytes faster than the
- *    same GB/s, and charge bits moved x energy per bit whatever the
- *    tensor's precision, so the rate in bits per cycle is the bound.
+ *  - The DRAM interface: interface_pJ_per_bit (the chip's share of a DRAM
+ *    bit, energy.c's interface table) per bit at the DRAM level's
+ *    bandwidth, which is the DRAM's GB/s at word precision; network.c's
+ *    layers never move DRAM bytes faster than the same GB/s, and charge
+ *    bits moved x energy per bit whatever the tensor's precision, so the
+ *    rate in bits per cycle is the bound.
  *  - Leakage of every instance, every cycle.
  * What is left over is rounding: a level charges ceil(words / block)
  * vector actions per data space and action type, at most one vector each
@@ -539,6 +576,18 @@ static double level_peak_pJ_per_cycle(const arch_level *l)
     double write_pJ = fmax(l->energy.fill_pJ, l->energy.update_pJ), reads, writes;
     level_peak_words(l, l->energy.read_pJ, write_pJ, &reads, &writes);
     return (reads * l->energy.read_pJ + writes * write_pJ) / l->block_size + l->energy.leak_pJ;
+}
+
+/* pJ the chip's DRAM interface spends in a cycle at peak for one instance
+ * of DRAM level l: the bits l can move per cycle (level_peak_words, reads
+ * and writes alike) at a's interface energy per bit. */
+static double dram_interface_pJ_per_cycle(const arch_spec *a, const arch_level *l)
+{
+    if (l->block_size <= 0 || !(a->dram.interface_pJ_per_bit > 0))
+        return 0;
+    double reads, writes;
+    level_peak_words(l, 1, 1, &reads, &writes);
+    return (reads + writes) * l->word_bits * a->dram.interface_pJ_per_bit;
 }
 
 /* The data space a systolic dataflow holds in its PEs (systolic.c). */
@@ -583,11 +632,11 @@ void arch_peak_power_parts(const arch_spec *a, arch_power *out)
     out->array_W = (double)c->instances * array_peak_pJ_per_cycle(c) * W_per_pJ_cycle;
     for (int i = 0; i < a->n_levels && i < ARCH_MAX_LEVELS; i++) {
         const arch_level *l = &a->level[i];
-        double W = (double)l->instances * level_peak_pJ_per_cycle(l) * W_per_pJ_cycle;
         if (l->cls == ARCH_CLASS_DRAM)
-            out->dram_W += W;
+            out->dram_W +=
+                (double)l->instances * dram_interface_pJ_per_cycle(a, l) * W_per_pJ_cycle;
         else
-            out->onchip_W += W;
+            out->onchip_W += (double)l->instances * level_peak_pJ_per_cycle(l) * W_per_pJ_cycle;
     }
     out->total_W = out->mac_W + out->array_W + out->onchip_W + out->dram_W;
 }

@@ -271,30 +271,36 @@ static void build_edgetpu(arch_spec *a)
 }
 
 /*
- * TPU v3, one TensorCore.  N. P. Jouppi et al., "A domain-specific
- * supercomputer for training deep neural networks", CACM 63(7), 2020, and
- * T. Norrie et al., "The design process for Google's training chips: TPUv2
- * and TPUv3", IEEE Micro 41(2), 2021: 16 nm, 940 MHz, 123 TFLOPS bf16 per
- * chip of 2 cores = 2 MXUs per core, each a 128 x 128 weight-stationary
- * systolic array (bf16 multiply, fp32 accumulate); 16 MiB vector memory per
- * core; 32 GiB HBM2 at 900 GB/s per chip (450 GB/s, 16 channels per core).
- * The vector memory delivers 128 lanes (one MXU row) per access.
+ * TPU v3, the chip: two TensorCores.  N. P. Jouppi et al., "A
+ * domain-specific supercomputer for training deep neural networks", CACM
+ * 63(7), 2020, and T. Norrie et al., "The design process for Google's
+ * training chips: TPUv2 and TPUv3", IEEE Micro 41(2), 2021: 16 nm,
+ * 940 MHz, 123 TFLOPS bf16 per chip of 2 cores = 2 MXUs per core, each a
+ * 128 x 128 weight-stationary systolic array (bf16 multiply, fp32
+ * accumulate); 16 MiB vector memory per core; 32 GiB HBM2 at 900 GB/s per
+ * chip (32 channels, 16 per core).  The vector memory delivers 128 lanes
+ * (one MXU row) per access.  The cores are two instances of the vector
+ * memory, each over its two MXUs, that share nothing on chip: FAST
+ * (seed 001, Table 4) treats them "as two separate accelerators" and runs
+ * the chip at batch 2 x 64, the native batch here (a mapping splits the
+ * batch, or another dimension, over the cores).
  */
 static void build_tpu_v3(arch_spec *a)
 {
     arch_begin(a, "tpu_v3", 16, 940e6);
+    a->native_batch = 2 * 64;
     arch_add_level(a, (arch_level){.name = "VectorMemory",
                                    .cls = ARCH_CLASS_SRAM,
                                    .word_bits = 16,
                                    .block_size = 128,
-                                   .mesh_x = 1,
+                                   .mesh_x = 2,
                                    .mesh_y = 1,
                                    .size_words = 16 * 1024 * 1024 / 2,
                                    .multicast = true});
-    arch_add_dram(a, "HBM2", 16, 450, 128, 16);
+    arch_add_dram(a, "HBM2", 32, 900, 128, 16);
     arch_finish(a, (arch_compute){.name = "MXU",
                                   .kind = ARCH_COMPUTE_SYSTOLIC,
-                                  .mesh_x = 2,
+                                  .mesh_x = 4,
                                   .mesh_y = 1,
                                   .rows = 128,
                                   .cols = 128,
@@ -449,7 +455,7 @@ static const arch_preset PRESETS[] = {
      "Du et al., ISCA 2015", build_shidiannao},
     {"edgetpu", "Coral Edge TPU: 4x4 PEs x 4 cores x 64 int8 lanes, 8 MB SRAM",
      "Seshadri et al., arXiv 2102.10423 (2021); Coral product data", build_edgetpu},
-    {"tpu_v3", "one TPU v3 TensorCore: 2 MXUs of 128x128 bf16, 16 MiB, HBM2, 16 nm",
+    {"tpu_v3", "TPU v3 chip: 2 TensorCores x 2 MXUs of 128x128 bf16, 2x16 MiB, HBM2, batch 128",
      "Jouppi et al., CACM 2020; Norrie et al., IEEE Micro 2021", build_tpu_v3},
     {"gemmini", "16x16 int8 systolic mesh, 256 KiB scratchpad, 64 KiB accumulator",
      "Genc et al., DAC 2021 (default configuration)", build_gemmini},

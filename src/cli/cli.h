@@ -205,7 +205,12 @@ typedef struct cli_design_args {
 /* --arch and --model, writing into d, at options[0...]; returns how many
  * (the model's loading options are cli_add_model_options'). */
 int cli_add_design_options(cli_option *options, cli_design_args *d);
-/* Load d's architecture into *a and its model into *g (with --batch and
+/* Say in the --batch option among options[0 .. n) that map and fuse
+ * default to the architecture's native batch (cli_load_design). */
+void cli_design_batch_help(cli_option *options, int n);
+/* Load d's architecture into *a and its model into *g (with --batch, or
+ * else the architecture's native_batch when above 1 -- a design emitted by
+ * `search --emit-arch` runs at the batch it was chosen for -- and
  * --allow-unknown-ops), print the model's warnings and apply --precision:
  * what map and fuse both start from. */
 as_code cli_load_design(const cli_design_args *d, arch_spec *a, wl_graph **g, as_status *st);

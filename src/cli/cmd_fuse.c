@@ -53,6 +53,7 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     options[n++] = cli_threads_option(&o->threads);
     options[n++] = cli_weights_option(&o->weights, &o->weights_set);
     n += cli_add_model_options(options + n, &o->design.load, true);
+    cli_design_batch_help(options, n);
     options[n++] = cli_epilogue_option(&o->design.no_epilogue_fusion);
     options[n++] = cli_json_option(&o->json);
     options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,

@@ -61,6 +61,7 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
     options[n++] = cli_string("layer", "NAME", &o->layer, "map only this layer of the model");
     options[n++] = cli_weights_option(&o->weights, &o->weights_set);
     n += cli_add_model_options(options + n, &o->design.load, true);
+    cli_design_batch_help(options, n);
     options[n++] = cli_epilogue_option(&o->design.no_epilogue_fusion);
     options[n++] = cli_string("emit-timeloop", "DIR", &o->emit_dir,
                               "write each chosen mapping as a timeloop-model input");

@@ -34,7 +34,10 @@ typedef struct search_cli {
     int weights; /* --weights: cli_weights_mode */
     bool no_db;
     bool json;
-    const char *emit_arch_dir; /* --emit-arch: NULL for none */
+    const char *emit_arch_dir;                   /* --emit-arch: NULL for none */
+    const char *baseline_args[SE_MAX_BASELINES]; /* --baseline: presets or files */
+    int n_baseline_args;
+    se_baseline baselines[SE_MAX_BASELINES];
     cli_model_args load;
 } search_cli;
 
@@ -50,7 +53,7 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 static const char *const old_hw_budget[] = {"budget", NULL};
 static const char *const old_plan_budget[] = {"sw-budget", NULL};
 
-enum { SEARCH_MAX_OPTIONS = 29 };
+enum { SEARCH_MAX_OPTIONS = 30 };
 
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
@@ -121,6 +124,16 @@ static cli_command search_command(cli_option *options, search_cli *c)
     options[n++] = cli_string("emit-arch", "DIR", &c->emit_arch_dir,
                               "write each Pareto-front design K as DIR/design-K.yaml\n"
                               "(architecture files that map, fuse and arch show read)");
+    options[n++] = (cli_option){.name = "baseline",
+                                .kind = CLI_LIST,
+                                .metavar = "PRESET|FILE",
+                                .help = "also evaluate this fixed design (a preset of `arch list`\n"
+                                        "or an architecture file) with the candidates' software\n"
+                                        "at its native batch, and report the chosen design's\n"
+                                        "ratios to it (repeatable, up to 8)",
+                                .target = c->baseline_args,
+                                .max = SE_MAX_BASELINES,
+                                .count = &c->n_baseline_args};
     return (cli_command){
         .name = "search",
         .synopsis = "search [options]",
@@ -175,6 +188,23 @@ static void search_defaults(search_cli *c)
     c->map_budget = c->run.map_budget;
     c->threads = cli_default_threads();
     c->seed = (int64_t)c->run.seed;
+}
+
+/* Load every --baseline (arch_load: a preset name or a file) into
+ * c->baselines, named as given. */
+static as_code load_baselines(search_cli *c, as_status *st)
+{
+    for (int i = 0; i < c->n_baseline_args; i++) {
+        se_baseline *b = &c->baselines[i];
+        snprintf(b->name, sizeof b->name, "%s", c->baseline_args[i]);
+        as_status why;
+        as_status_clear(&why);
+        if (arch_load(c->baseline_args[i], &b->arch, &why) != AS_OK)
+            return as_fail(st, why.code, "--baseline %s: %s", c->baseline_args[i], why.message);
+    }
+    c->run.n_baselines = c->n_baseline_args;
+    c->run.baselines = c->baselines;
+    return AS_OK;
 }
 
 /* Parse argv into c; CLI_PARSED, or an exit status. */
@@ -305,6 +335,37 @@ static void print_workload(const se_workload_result *w)
     }
 }
 
+/* The chosen design's metric over a fixed design's, for each ratio the
+ * --baseline report gives (chosen / baseline). */
+typedef struct baseline_ratios {
+    double latency, energy, area, edp, perf_per_tdp;
+} baseline_ratios;
+
+static baseline_ratios ratios_of(const se_metrics *chosen, const se_metrics *base)
+{
+    return (baseline_ratios){
+        .latency = chosen->latency_s / base->latency_s,
+        .energy = chosen->energy_pJ / base->energy_pJ,
+        .area = chosen->area_mm2 / base->area_mm2,
+        .edp = chosen->edp_Js / base->edp_Js,
+        .perf_per_tdp = chosen->perf_per_tdp / base->perf_per_tdp,
+    };
+}
+
+/* One --baseline line: the chosen design's ratios to it, or why the
+ * fixed design could not run. */
+static void print_baseline(const char *name, const se_metrics *chosen, const se_outcome *base)
+{
+    printf("  against %s (fixed design): ", name);
+    if (!base->feasible) {
+        printf("infeasible: %s\n", base->reason);
+        return;
+    }
+    baseline_ratios x = ratios_of(chosen, &base->metrics);
+    printf("latency x%.3f, energy x%.3f, area x%.3f, EDP x%.3f, perf/TDP x%.3f\n", x.latency,
+           x.energy, x.area, x.edp, x.perf_per_tdp);
+}
+
 static void print_text(const se_space *s, const search_cli *c, const se_result *r)
 {
     printf("%s on the %s space, fusion %s, %lld candidates (%lld rounds computed, %lld from the "
@@ -341,6 +402,9 @@ static void print_text(const se_space *s, const search_cli *c, const se_result *
                chosen->outcome.metrics.energy_pJ / base->outcome.metrics.energy_pJ,
                chosen->outcome.metrics.area_mm2 / base->outcome.metrics.area_mm2,
                chosen->outcome.metrics.edp_Js / base->outcome.metrics.edp_Js);
+    for (int i = 0; i < r->n_baselines; i++)
+        print_baseline(c->run.baselines[i].name, &chosen->outcome.metrics,
+                       &r->baseline_outcomes[i]);
     for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
         print_workload(&r->chosen_results[k]);
 }
@@ -420,6 +484,44 @@ static void json_workload(cli_json *j, const se_workload_result *w)
     cli_json_end_object(j);
 }
 
+/* The --baseline designs as JSON: name, feasible, reason, metrics, and
+ * the chosen design's ratios to each (absent when it or nothing was
+ * feasible).  No member without --baseline. */
+static void json_baselines(cli_json *j, const search_cli *c, const se_result *r)
+{
+    if (c->run.n_baselines == 0)
+        return;
+    cli_json_key(j, "baselines");
+    cli_json_begin_array(j);
+    for (int i = 0; i < r->n_baselines; i++) {
+        const se_outcome *base = &r->baseline_outcomes[i];
+        cli_json_begin_object(j);
+        cli_json_string_field(j, "name", c->run.baselines[i].name);
+        cli_json_bool_field(j, "feasible", base->feasible);
+        cli_json_string_field(j, "reason", base->feasible ? "" : base->reason);
+        if (base->feasible) {
+            cli_json_key(j, "metrics");
+            cli_json_begin_object(j);
+            json_metrics(j, &base->metrics);
+            cli_json_end_object(j);
+        }
+        if (base->feasible && r->chosen >= 0) {
+            baseline_ratios x =
+                ratios_of(&r->candidates[r->chosen].outcome.metrics, &base->metrics);
+            cli_json_key(j, "ratios");
+            cli_json_begin_object(j);
+            cli_json_double_field(j, "latency", x.latency);
+            cli_json_double_field(j, "energy", x.energy);
+            cli_json_double_field(j, "area", x.area);
+            cli_json_double_field(j, "edp", x.edp);
+            cli_json_double_field(j, "perf_per_tdp", x.perf_per_tdp);
+            cli_json_end_object(j);
+        }
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+}
+
 static void print_json(const se_space *s, const search_cli *c, const se_result *r)
 {
     cli_json j;
@@ -456,6 +558,7 @@ static void print_json(const se_space *s, const search_cli *c, const se_result *
     for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
         json_workload(&j, &r->chosen_results[k]);
     cli_json_end_array(&j);
+    json_baselines(&j, c, r);
     cli_json_hypervolume_curve(&j, r->curve_evaluations, r->curve_hypervolume, r->n_curve);
     cli_json_key(&j, "evaluations");
     cli_json_begin_array(&j);
@@ -521,6 +624,8 @@ int cli_search(int argc, char **argv)
     if (!c.scalar_set && space.template_kind == SE_TEMPLATE_DATAPATH)
         c.run.scalar = SE_OBJ_TDP_SECONDS;
     if (c.emit_arch_dir && prepare_emit_dir(c.emit_arch_dir, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    if (load_baselines(&c, &st) != AS_OK)
         return cli_fail(&cmd, &st);
     volatile int stop = 0;
     search_progress progress = {.enabled = isatty(STDERR_FILENO)};

@@ -55,6 +55,14 @@ const char *cli_layer_name(const wl_graph *g, int32_t o)
     return op->name[0] ? op->name : g->tensors[op->outputs[0]].name;
 }
 
+void cli_design_batch_help(cli_option *options, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(options[i].name, "batch") == 0)
+            options[i].help = "batch size (default: the architecture's native_batch when\n"
+                              "above 1, else the model's, 1 for the zoo)";
+}
+
 int cli_add_design_options(cli_option *options, cli_design_args *d)
 {
     options[0] = cli_arch_option(&d->arch);
@@ -66,8 +74,11 @@ as_code cli_load_design(const cli_design_args *d, arch_spec *a, wl_graph **g, as
 {
     wl_precision precision;
     as_code code = arch_load(d->arch, a, st);
+    cli_model_args load = d->load;
+    if (code == AS_OK && load.batch <= 0 && a->native_batch > 1)
+        load.batch = a->native_batch; /* the batch the design is built for */
     if (code == AS_OK)
-        code = cli_load_model(d->model, &d->load, g, st);
+        code = cli_load_model(d->model, &load, g, st);
     if (code != AS_OK)
         return code;
     cli_print_warnings(*g);

@@ -199,16 +199,15 @@ static void check_weights_fit(se_candidate_eval *c, int k, map_weights weights)
     snprintf(c->outcome.reason, sizeof c->outcome.reason, "%.250s", why.message);
 }
 
-as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
-                          const int *workloads, int n_workloads, const se_sw_options *o,
-                          as_status *st)
+/* Everything after c's design is set (c->arch, c->outcome.feasible and
+ * its reason): the batch, area and TDP, the off-chip footprint and
+ * weight checks, and one fusion search per workload -- what a candidate
+ * decoded from a point and a fixed design share. */
+static as_code candidate_start(se_candidate_eval *c, se_models *m, const int *workloads,
+                               int n_workloads, const se_sw_options *o, as_status *st)
 {
-    memset(c, 0, sizeof *c);
-    c->point = *p;
     c->n_workloads = n_workloads;
     memcpy(c->workload, workloads, (size_t)n_workloads * sizeof *workloads);
-    se_space_decode(s, p, &c->arch, &c->outcome.feasible, c->outcome.reason,
-                    sizeof c->outcome.reason);
     c->batch = c->arch.native_batch > 0 ? c->arch.native_batch : 1;
     int64_t capacity = take_offchip_capacity(&c->arch);
     c->outcome.metrics.area_mm2 = arch_area_mm2(&c->arch);
@@ -235,6 +234,31 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
             return code;
     }
     return AS_OK;
+}
+
+as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
+                          const int *workloads, int n_workloads, const se_sw_options *o,
+                          as_status *st)
+{
+    memset(c, 0, sizeof *c);
+    c->point = *p;
+    se_space_decode(s, p, &c->arch, &c->outcome.feasible, c->outcome.reason,
+                    sizeof c->outcome.reason);
+    return candidate_start(c, m, workloads, n_workloads, o, st);
+}
+
+as_code se_candidate_init_arch(se_candidate_eval *c, const arch_spec *a, se_models *m,
+                               const int *workloads, int n_workloads, const se_sw_options *o,
+                               as_status *st)
+{
+    memset(c, 0, sizeof *c);
+    c->arch = *a;
+    as_status why;
+    as_status_clear(&why);
+    c->outcome.feasible = arch_validate(a, &why) == AS_OK;
+    if (!c->outcome.feasible)
+        snprintf(c->outcome.reason, sizeof c->outcome.reason, "%.250s", why.message);
+    return candidate_start(c, m, workloads, n_workloads, o, st);
 }
 
 void se_candidate_release(se_candidate_eval *c)

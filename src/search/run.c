@@ -773,6 +773,25 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
     return code;
 }
 
+/* The fixed designs of o->baselines, each evaluated as a candidate at
+ * the full budget on the training workloads (se_candidate_init_arch). */
+static as_code evaluate_baselines(run *r, as_status *st)
+{
+    se_result *out = r->out;
+    as_code code = AS_OK;
+    for (int i = 0; i < r->o->n_baselines && code == AS_OK; i++) {
+        se_candidate_eval e;
+        code = se_candidate_init_arch(&e, &r->o->baselines[i].arch, r->models, r->train, r->n_train,
+                                      &r->sw, st);
+        if (code == AS_OK)
+            code = se_candidate_advance(&e, r->rounds - 1, r->o->aggregate, &r->sw, st);
+        if (code == AS_OK)
+            out->baseline_outcomes[out->n_baselines++] = e.outcome;
+        se_candidate_release(&e);
+    }
+    return code;
+}
+
 /* Check the options; names what is wrong. */
 static as_code check_options(const se_run_options *o, const se_workload *w, int n, as_status *st)
 {
@@ -807,6 +826,10 @@ static as_code check_options(const se_run_options *o, const se_workload *w, int 
     if (o->fusion_set && (unsigned)o->fusion >= N_FUSION)
         return as_fail(st, AS_EINVAL, "unknown fusion search %d (none, ga, dp, ilp)",
                        (int)o->fusion);
+    if (o->n_baselines < 0 || o->n_baselines > SE_MAX_BASELINES ||
+        (o->n_baselines > 0 && !o->baselines))
+        return as_fail(st, AS_EINVAL, "0 to %d baselines, not %d", SE_MAX_BASELINES,
+                       o->n_baselines);
     if (o->resume && !o->db_path)
         return as_fail(st, AS_EINVAL, "--resume needs a store (--db)");
     return AS_OK;
@@ -942,6 +965,8 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
     }
     if (code == AS_OK && out->chosen >= 0 && !out->interrupted)
         code = evaluate_chosen(&r, workloads, n_workloads, st);
+    if (code == AS_OK && !out->interrupted)
+        code = evaluate_baselines(&r, st);
     if (r.db) {
         as_status ignored;
         if (code == AS_OK)

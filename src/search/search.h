@@ -349,6 +349,16 @@ typedef struct se_progress {
     double elapsed_seconds;
 } se_progress;
 
+/* A fixed design the run evaluates beside its search (`search
+ * --baseline`): a preset or an architecture file, as the caller loaded it,
+ * and the name the report gives it. */
+#define SE_MAX_BASELINES 8
+#define SE_BASELINE_NAME_BYTES 256
+typedef struct se_baseline {
+    char name[SE_BASELINE_NAME_BYTES];
+    arch_spec arch;
+} se_baseline;
+
 typedef struct se_run_options {
     se_algo algo;
     uint64_t seed;
@@ -370,6 +380,13 @@ typedef struct se_run_options {
     /* Every op its own layer (BN still folded): the model before epilogue
      * fusion (wl_fuse_epilogues), for studies. */
     bool no_epilogue_fusion;
+    /* Fixed designs evaluated after the search with the candidates'
+     * software stack at full fidelity (fusion search, software and map
+     * budgets, weights rule, precision, models), each at its own native
+     * batch; not stored: a resumed run evaluates them again, and the same
+     * seed gives the same numbers. */
+    int n_baselines;
+    const se_baseline *baselines;
     volatile int *stop_flag; /* set (SIGINT) to stop after the candidates in flight */
     void (*progress)(void *user, const se_progress *p); /* may be NULL */
     void *progress_user;
@@ -439,6 +456,11 @@ typedef struct se_result {
     int n_workloads;
     se_workload_result *chosen_results; /* per workload, in the order given */
     se_models *models;                  /* owns the workload graphs the results point to */
+    /* The fixed designs of se_run_options.baselines, in order (none when
+     * the run was interrupted): metrics over the training workloads,
+     * aggregated as every candidate's. */
+    int n_baselines;
+    se_outcome baseline_outcomes[SE_MAX_BASELINES];
     double seconds;
 } se_result;
 

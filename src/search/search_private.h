@@ -87,6 +87,13 @@ typedef struct se_candidate_eval {
 as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_point *p, se_models *m,
                           const int *workloads, int n_workloads, const se_sw_options *o,
                           as_status *st);
+/* The same for a fixed design a (a --baseline): evaluated as a decoded
+ * point is, at a's native batch; its point is all zero (the software
+ * seed); a design arch_validate rejects is infeasible with its reason.
+ * No budget of the space applies. */
+as_code se_candidate_init_arch(se_candidate_eval *c, const arch_spec *a, se_models *m,
+                               const int *workloads, int n_workloads, const se_sw_options *o,
+                               as_status *st);
 /* Bring every workload's search through the rounds of the budget
  * schedule up to `round` (se_round_plans, se_round_map_budget: rounds
  * not yet done are done in order, so that a candidate brought to a round

@@ -177,8 +177,9 @@ static void edge_limits(se_constraints *c)
  *     models it: two TensorCores, each 2 PEs of 128 x 128, a 16 MiB
  *     global buffer, batch 64; at 0.5x of FAST's TDP budget and 0.6x of
  *     its area budget; FAST's designs peak at 443 GB/s of GDDR6).
- *   [TPU-v3] build_tpu_v3 in src/arch/presets.c (one TensorCore: 16 nm,
- *     940 MHz, 2 MXUs of 128 x 128 bf16, 16 MiB vector memory, HBM2).
+ *   [TPU-v3] build_tpu_v3 in src/arch/presets.c (the chip, two
+ *     TensorCores: 16 nm, 940 MHz, 2 x 2 MXUs of 128 x 128 bf16, 2 x 16 MiB
+ *     vector memory, 900 GB/s of HBM2, native batch 2 x 64).
  *
  * The hardware, innermost first:
  *   - pe_x x pe_y PEs (the mesh of Figure 5), each a systolic array of
@@ -215,20 +216,22 @@ static void edge_limits(se_constraints *c)
  * reports per inference.
  *
  * Budgets: FAST gives "a power and area budget similar to TPU-v3": its
- * Table 4 puts the modeled TPU-v3 (two TensorCores, i.e. twice the
+ * Table 4 puts the modeled TPU-v3 (the chip, two TensorCores: the
  * preset) at 0.6x the area budget and 0.5x the TDP budget.  So
- *   max_area_mm2 = 2 x area(tpu_v3) / 0.6,  max_power_W = 2 x TDP(tpu_v3) / 0.5,
+ *   max_area_mm2 = area(tpu_v3) / 0.6,  max_power_W = TDP(tpu_v3) / 0.5,
  * computed from the preset through the tables whenever a space is made
- * (about 154 mm^2 and 105 W).  No PE or on-chip limit: FAST has none.
+ * (about 154 mm^2 and 154 W; the TDP as vendors mean it, energy.c).  No
+ * PE or on-chip limit: FAST has none.
  *
- * Baseline "tpu-v3-like": one TensorCore -- 2 x 1 PEs of 128 x 128, L1
- * shared, L2 disabled, 16 MiB global memory, 8 GDDR6 channels (448 GB/s,
- * the nearest to the core's 450 GB/s of HBM2), native batch 1.  TPU-v3
- * has no per-MXU buffer to copy, but the template requires an L1; it is
- * assumed to hold two 128 x 128 bf16 weight tiles (2 x 32 KiB = 64 KiB),
- * the tile in the array and the next one.  Batch 1 rather than FAST's 64
- * keeps the baseline at the preset's operating point (native batch 1), so
- * that its latency is the latency of one inference on the TPU-v3 preset.
+ * Baseline "tpu-v3-like": TPU-v3 as FAST's Table 4 models it -- both
+ * TensorCores, 2 x 2 PEs of 128 x 128, L1 shared, L2 disabled, 2 x 16 MiB
+ * of global memory (one level of 32 MiB: the template has no per-core
+ * memory), native batch 2 x 64; 8 GDDR6 channels (448 GB/s: Table 3's
+ * largest, half the chip's 900 GB/s of HBM2, which the space cannot
+ * express -- `search --baseline tpu_v3` evaluates the preset itself).
+ * TPU-v3 has no per-MXU buffer to copy, but the template requires an L1;
+ * it is assumed to hold two 128 x 128 bf16 weight tiles (2 x 32 KiB =
+ * 64 KiB), the tile in the array and the next one.
  */
 enum {
     DP_PE_X,
@@ -259,7 +262,6 @@ enum { L2_DISABLED, L2_PRIVATE, L2_SHARED };
 #define DP_CLOCK_HZ 940e6
 #define GDDR6_GBPS_PER_CHANNEL 56.0
 #define GDDR6_BITS_PER_CHANNEL 32
-#define TPU_V3_CORES 2
 #define FAST_TPU_AREA_SHARE 0.6
 #define FAST_TPU_TDP_SHARE 0.5
 
@@ -275,7 +277,7 @@ enum { L2_DISABLED, L2_PRIVATE, L2_SHARED };
 /* clang-format off */
 static const se_template_param DP_PARAMS[DP_N_PARAMS] = {
     DP_POW2(DP_PE_X, "pe_x", 1, 256, 1, 1024, 2, false, "PE columns"),
-    DP_POW2(DP_PE_Y, "pe_y", 1, 256, 1, 1024, 1, false, "PE rows"),
+    DP_POW2(DP_PE_Y, "pe_y", 1, 256, 1, 1024, 2, false, "PE rows"),
     DP_POW2(DP_SA_X, "sa_x", 1, 256, 1, 1024, 128, false, "systolic array columns per PE"),
     DP_POW2(DP_SA_Y, "sa_y", 1, 256, 1, 1024, 128, false, "systolic array rows per PE"),
     [DP_L1_CONFIG] = {.range = {.name = "l1_config", .kind = SE_PARAM_ENUM, .n_choices = 2,
@@ -305,11 +307,11 @@ static const se_template_param DP_PARAMS[DP_N_PARAMS] = {
             "shared L2 = this x l1_total_bytes"),
     [DP_GLOBAL_BYTES] = {.range = {.name = "global_bytes", .kind = SE_PARAM_POW2, .min = 1 * MiB,
                                    .max = 256 * MiB, .zero_allowed = true},
-                         .lowest = WORD_BYTES, .highest = 4 * GiB, .deflt = 16 * MiB,
+                         .lowest = WORD_BYTES, .highest = 4 * GiB, .deflt = 32 * MiB,
                          .bytes = true, .meaning = "bytes of global memory (0: none)"},
     DP_POW2(DP_DRAM_CHANNELS, "dram_channels", 1, 8, 1, 64, 8, false,
             "GDDR6 channels of 56 GB/s"),
-    DP_POW2(DP_NATIVE_BATCH, "native_batch", 1, 256, 1, 65536, 1, false,
+    DP_POW2(DP_NATIVE_BATCH, "native_batch", 1, 256, 1, 65536, 128, false,
             "batch the datapath runs (per-inference results)"),
 };
 /* clang-format on */
@@ -417,8 +419,8 @@ static void datapath_limits(se_constraints *c)
         return;
     arch_spec a;
     tpu->build(&a);
-    c->max_area_mm2 = arch_area_mm2(&a) * TPU_V3_CORES / FAST_TPU_AREA_SHARE;
-    c->max_power_W = arch_peak_power_W(&a) * TPU_V3_CORES / FAST_TPU_TDP_SHARE;
+    c->max_area_mm2 = arch_area_mm2(&a) / FAST_TPU_AREA_SHARE;
+    c->max_power_W = arch_peak_power_W(&a) / FAST_TPU_TDP_SHARE;
 }
 
 /* ---------------------------------------------------------- templates */
