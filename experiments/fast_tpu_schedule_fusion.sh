@@ -12,7 +12,7 @@ ex_init "$@"
 
 MODELS=$(ex_pick "resnet18_cifar" "efficientnet_b0 resnet50" \
 	"efficientnet_b0 efficientnet_b1 efficientnet_b2 efficientnet_b3 efficientnet_b4 efficientnet_b5 efficientnet_b6 efficientnet_b7 resnet50")
-BATCH=$(ex_pick 1 1 64) # --full: TPU-v3's batch in FAST's Table 4 (2 x 64, 64 per TensorCore)
+BATCH=$(ex_pick 1 64 64) # TPU-v3's batch in FAST's Table 4 (2 x 64: 64 per TensorCore)
 COMMON=(--arch tpu_v3 --precision bf16 --batch "$BATCH" --seed 1)
 
 ex_title "FAST: scheduling and fusion alone on the TPU-v3 datapath (fuse --arch tpu_v3)"
