@@ -9,7 +9,7 @@
 ex_init "$@"
 
 MODEL=$(ex_pick efficientnet_b0 efficientnet_b0 efficientnet_b7)
-HW=$(ex_pick 8 64 5000)
+HW=$(ex_pick 8 48 5000)
 SEEDS=$(ex_pick "1" "1 2" "1 2 3 4 5")
 BUDGET=$(ex_pick "--batch 4 --plan-budget 32" "--batch 8 --plan-budget 128" "--batch 8 --plan-budget 2000")
 ALGOS=(lcs bo random)
