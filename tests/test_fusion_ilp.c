@@ -85,7 +85,7 @@ static double solve_checked(const fu_ilp_instance *inst, double limit_s, bool *p
                             fu_ilp_report *rep)
 {
     as_status st = {0};
-    if (fu_ilp_instance_solve(inst, limit_s, pinned, rep, &st) != AS_OK)
+    if (fu_ilp_instance_solve(inst, limit_s, 0, pinned, rep, &st) != AS_OK)
         fail_msg("%s", st.message);
     assert_true(model_fits(inst, pinned));
     double obj = model_objective(inst, pinned);
@@ -263,7 +263,7 @@ static void test_bad_instance(void **state)
     inst.items[0] = (fu_ilp_item){.tensor = -1, .words = 1, .first = 1, .last = 2};
     inst.n_items = 1;
     bool pinned[1];
-    assert_int_equal(fu_ilp_instance_solve(&inst, 0, pinned, NULL, &st), AS_EINVAL);
+    assert_int_equal(fu_ilp_instance_solve(&inst, 0, 0, pinned, NULL, &st), AS_EINVAL);
     assert_non_null(strstr(st.message, "item 0"));
     fu_ilp_instance_free(&inst);
 }
@@ -307,7 +307,7 @@ static void test_silent(void **state)
         bool *pinned = calloc((size_t)inst.n_items, sizeof *pinned);
         fu_ilp_report rep;
         as_status st = {0};
-        as_code rc = fu_ilp_instance_solve(&inst, trial % 2 ? 0.02 : 0, pinned, &rep, &st);
+        as_code rc = fu_ilp_instance_solve(&inst, trial % 2 ? 0.02 : 0, 0, pinned, &rep, &st);
         free(pinned);
         fu_ilp_instance_free(&inst);
         if (rc != AS_OK)

@@ -204,6 +204,11 @@ typedef struct fu_search_options {
     int64_t budget;            /* plan evaluations (GA); 0 = the algorithm's default */
     int population;            /* GA */
     double time_limit_seconds; /* ILP: CBC's limit, then the best incumbent */
+    /* ILP: CBC's branch-and-bound node limit (0: none), then the best
+     * incumbent.  Unlike the time limit it does not depend on the
+     * machine's load: a co-design search, which must give the same result
+     * for a seed, bounds its solves by nodes only. */
+    int64_t max_nodes;
 } fu_search_options;
 
 void fu_search_options_default(fu_search_options *o);

@@ -275,10 +275,11 @@ typedef struct fu_ilp_report {
     int64_t pinned_words; /* sum over pinned items */
 } fu_ilp_report;
 
-/* Solve inst with CBC (silent; time_limit_seconds <= 0: no limit) into
- * pinned[n_items]. */
-as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds, bool *pinned,
-                              fu_ilp_report *report, as_status *st);
+/* Solve inst with CBC (silent; time_limit_seconds <= 0: no time limit,
+ * max_nodes <= 0: no node limit) into pinned[n_items]. */
+as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds,
+                              int64_t max_nodes, bool *pinned, fu_ilp_report *report,
+                              as_status *st);
 /* The objective of any pinning (fitting or not). */
 double fu_ilp_objective(const fu_ilp_instance *inst, const bool *pinned);
 /* The plan of a pinning of an instance built from g: layers joined by a

@@ -42,6 +42,7 @@
 
 #include <coin/Cbc_C_Interface.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -189,8 +190,8 @@ static void build_model(Cbc_Model *m, const fu_ilp_instance *inst, double *coef,
 /* Run CBC on inst and round its best solution into pinned; with no
  * incumbent (impossible once the all-DRAM start is given, but cheap to
  * handle) nothing is pinned. */
-static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, bool *pinned,
-                       fu_ilp_report *report, as_status *st)
+static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, int64_t max_nodes,
+                       bool *pinned, fu_ilp_report *report, as_status *st)
 {
     int32_t n_items = inst->n_items;
     size_t n_cols = (size_t)n_items + (size_t)inst->n_layers + 1;
@@ -210,6 +211,8 @@ static as_code run_cbc(const fu_ilp_instance *inst, double time_limit_seconds, b
     build_model(m, inst, coef, cols, vals);
     if (time_limit_seconds > 0)
         Cbc_setMaximumSeconds(m, time_limit_seconds);
+    if (max_nodes > 0)
+        Cbc_setMaximumNodes(m, max_nodes < INT_MAX ? (int)max_nodes : INT_MAX);
     /* Pinning nothing always fits: start from it, so that a time limit
      * always leaves an incumbent. */
     for (int32_t k = 0; k < n_items; k++) {
@@ -267,8 +270,8 @@ static void summarise(const fu_ilp_instance *inst, const bool *pinned, fu_ilp_re
     }
 }
 
-as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds, bool *pinned,
-                              fu_ilp_report *report, as_status *st)
+as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_seconds,
+                              int64_t max_nodes, bool *pinned, fu_ilp_report *report, as_status *st)
 {
     fu_ilp_report local;
     report = report ? report : &local;
@@ -282,7 +285,7 @@ as_code fu_ilp_instance_solve(const fu_ilp_instance *inst, double time_limit_sec
     if (inst->n_items == 0) { /* nothing to choose: CBC would only solve an LP */
         report->optimal = true;
         report->bound_cycles = report->unpinned_cycles;
-    } else if ((rc = run_cbc(inst, time_limit_seconds, pinned, report, st))) {
+    } else if ((rc = run_cbc(inst, time_limit_seconds, max_nodes, pinned, report, st))) {
         return rc;
     }
     int32_t over = first_overflow(inst, pinned);
@@ -665,7 +668,7 @@ as_code fu_ilp_solve_report(fu_evaluator *e, const fu_search_options *o, fu_plan
     if (!pinned)
         rc = as_fail(st, AS_ENOMEM, "%s: fusion ilp: out of memory", g->source);
     if (!rc)
-        rc = fu_ilp_instance_solve(&inst, o->time_limit_seconds, pinned, report, st);
+        rc = fu_ilp_instance_solve(&inst, o->time_limit_seconds, o->max_nodes, pinned, report, st);
     if (!rc)
         rc = fu_ilp_plan(&inst, g, pinned, out, st);
     free(pinned);

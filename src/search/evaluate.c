@@ -32,6 +32,9 @@
  * within 2-6 % of its own end only after ~16,000 evaluations per problem),
  * while the first round screens cheaply. */
 #define MAP_BUDGET_SHIFT_PER_ROUND 2
+/* Branch-and-bound nodes of a candidate's ILP fusion (FAST): far more than
+ * the solves of the zoo's models take, on every template design. */
+#define SEARCH_ILP_MAX_NODES 100000
 
 typedef struct prepared {
     int64_t batch;
@@ -180,6 +183,10 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
     fu_search_options_default(&so);
     so.algorithm = o->fusion;
     so.objective = FU_OBJ_CASCO;
+    /* Same seed, same result: FAST's ILP bounded by CBC's nodes, not by
+     * the clock. */
+    so.time_limit_seconds = 0;
+    so.max_nodes = SEARCH_ILP_MAX_NODES;
     so.seed = candidate_seed(o, &c->point);
     so.threads = 1;
     return fu_search_init(&c->search[k], c->evaluator[k], &so, st);
