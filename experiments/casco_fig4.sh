@@ -8,9 +8,6 @@
 ex_init "$@"
 
 MODEL=resnet18
-METHODS=(hasco optimus casco)
-declare -A LABEL=([hasco]="HASCO" [optimus]="HASCO+Optimus" [casco]="CASCO")
-declare -A ARGS=([hasco]="--algo hasco" [optimus]="--algo hasco --fusion dp" [casco]="--algo casco")
 HW=$(ex_pick 8 64 1000)
 BUDGET=$(ex_pick "--batch 4 --sh-rounds 1 --plan-budget 8" \
 	"--batch 8 --sh-rounds 3 --plan-budget 256" \
@@ -20,10 +17,10 @@ BUDGET=$(ex_pick "--batch 4 --sh-rounds 1 --plan-budget 8" \
 ex_title "CASCO Fig. 4: hypervolume and best EDP against evaluations ($MODEL, edge space)"
 echo "budget: --hw-budget $HW $BUDGET (per method)"
 echo
-for k in "${METHODS[@]}"; do
+for k in "${CASCO_METHODS[@]}"; do
 	db=$EX_TMP/$k.db
 	# shellcheck disable=SC2086 # the budget and method options are word lists
-	ex_run "$EX_TMP/$k.txt" search --db "$db" --model "$MODEL" ${ARGS[$k]} --hw-budget "$HW" $BUDGET --seed 1
+	ex_run "$EX_TMP/$k.txt" search --db "$db" --model "$MODEL" ${CASCO_ARGS[$k]} --hw-budget "$HW" $BUDGET --seed 1
 	ex_hv_curve "$db" >"$EX_TMP/$k.hv"
 	ex_best_curve "$db" edp_Js min >"$EX_TMP/$k.edp"
 done
@@ -33,23 +30,23 @@ POINTS=$(awk -v n="$HW" 'BEGIN { printf "%d %d %d %d", n / 8, n / 4, n / 2, n }'
 cols=()
 for p in $POINTS; do cols+=("@$p"); done
 ex_header "hypervolume difference" "${cols[@]}"
-for k in "${METHODS[@]}"; do
+for k in "${CASCO_METHODS[@]}"; do
 	row=()
 	for p in $POINTS; do
 		hv=$(ex_at "$EX_TMP/$k.hv" "$p")
 		row+=("$(ex_calc "$best_hv - $hv")")
 	done
-	ex_row "${LABEL[$k]}" "${row[@]}"
+	ex_row "${CASCO_LABEL[$k]}" "${row[@]}"
 done
 echo
 ex_header "best EDP found, mJ*ms" "${cols[@]}"
-for k in "${METHODS[@]}"; do
+for k in "${CASCO_METHODS[@]}"; do
 	row=()
 	for p in $POINTS; do
 		e=$(ex_at "$EX_TMP/$k.edp" "$p")
 		row+=("$(ex_calc "$e * 1e6")")
 	done
-	ex_row "${LABEL[$k]}" "${row[@]}"
+	ex_row "${CASCO_LABEL[$k]}" "${row[@]}"
 done
 echo
 ex_header "paper (Fig. 4, read from the text)" "HV diff" "EDP"

@@ -21,9 +21,6 @@ P_A[optimus]="5.0 4.6 4.2 4.9 4.9 5.0 5.5 6.9 3.1"
 P_E[casco]="1.3 1.6 3.5 1.3 4.6 10.8 29.5 20.9 33.2"
 P_L[casco]="2.1 2.0 6.1 2.1 7.0 12.6 90.1 35.2 2.3"
 P_A[casco]="4.2 4.2 4.2 4.6 4.7 5.0 5.5 6.6 2.2"
-METHODS=(hasco optimus casco)
-declare -A LABEL=([hasco]="HASCO" [optimus]="HASCO+Optimus" [casco]="CASCO")
-declare -A ARGS=([hasco]="--algo hasco" [optimus]="--algo hasco --fusion dp" [casco]="--algo casco")
 
 if [ "$EX_MODE" = smoke ]; then MODELS=(alexnet); fi
 BUDGET=$(ex_pick "--hw-budget 4 --batch 4 --sh-rounds 1 --plan-budget 8" \
@@ -37,10 +34,10 @@ ex_header "network / method" "energy mJ" "paper" "latency ms" "paper" "area mm2"
 declare -A OURS_EDP OURS_E OURS_L
 for i in "${!MODELS[@]}"; do
 	m=${MODELS[$i]}
-	for k in "${METHODS[@]}"; do
+	for k in "${CASCO_METHODS[@]}"; do
 		out=$EX_TMP/$m.$k.txt
 		# shellcheck disable=SC2086 # the budget and method options are word lists
-		ex_run "$out" search --no-db --model "$m" ${ARGS[$k]} $BUDGET --seed 1
+		ex_run "$out" search --no-db --model "$m" ${CASCO_ARGS[$k]} $BUDGET --seed 1
 		e=$(ex_chosen "$out" energy_mJ)
 		l=$(ex_chosen "$out" latency_ms)
 		a=$(ex_chosen "$out" area_mm2)
@@ -50,7 +47,7 @@ for i in "${!MODELS[@]}"; do
 		OURS_E[$m.$k]=$e
 		OURS_L[$m.$k]=$l
 		OURS_EDP[$m.$k]=$(ex_calc "$e * $l")
-		ex_row "${PAPER_NAMES[$i]} / ${LABEL[$k]}" "$(ex_num "$e")" "$pe" "$(ex_num "$l")" "$pl" \
+		ex_row "${PAPER_NAMES[$i]} / ${CASCO_LABEL[$k]}" "$(ex_num "$e")" "$pe" "$(ex_num "$l")" "$pl" \
 			"$(ex_num "$a")" "$(ex_calc "$pa * 0.1")" "${OURS_EDP[$m.$k]}" "$(ex_calc "$pe * $pl")"
 	done
 done

@@ -22,9 +22,6 @@ P_EDP[optimus]="6747.0 25.0 972.6 5638.2 93.0"
 P_E[casco]="26.8 1.7 11.0 31.9 33.2"
 P_L[casco]="91.7 4.5 33.0 123.1 1.6"
 P_EDP[casco]="2457.6 7.7 363.0 3926.9 53.1"
-METHODS=(hasco optimus casco)
-declare -A LABEL=([hasco]="HASCO" [optimus]="HASCO+Optimus" [casco]="CASCO")
-declare -A ARGS=([hasco]="--algo hasco" [optimus]="--algo hasco --fusion dp" [casco]="--algo casco")
 
 if [ "$EX_MODE" = smoke ]; then
 	TRAIN=(resnet18_cifar mobilenet_v2_cifar)
@@ -41,13 +38,13 @@ echo "budget: $BUDGET --aggregate sum (per method)"
 echo
 ex_header "method / networks" "energy mJ" "paper" "latency ms" "paper" "EDP mJ*ms" "paper" "area mm2" "paper"
 declare -A EDP
-for k in "${METHODS[@]}"; do
+for k in "${CASCO_METHODS[@]}"; do
 	out=$EX_TMP/$k.txt
 	args=()
 	for m in "${TRAIN[@]}"; do args+=(--model "$m"); done
 	for m in "${VALID[@]}"; do args+=(--validate-model "$m"); done
 	# shellcheck disable=SC2086 # the budget and method options are word lists
-	ex_run "$out" search --no-db "${args[@]}" ${ARGS[$k]} $BUDGET --aggregate sum --seed 1
+	ex_run "$out" search --no-db "${args[@]}" ${CASCO_ARGS[$k]} $BUDGET --aggregate sum --seed 1
 	a=$(ex_chosen "$out" area_mm2)
 	# column 1: the training pair, summed as the paper's single figure is
 	e=0 l=0
@@ -67,7 +64,7 @@ for k in "${METHODS[@]}"; do
 		edp=$(ex_calc "${es[$c]} * ${ls[$c]}")
 		EDP[$k.$c]=$edp
 		if [ "$c" = 0 ]; then area=$(ex_num "$a") parea=$(ex_calc "${P_AREA[$k]} * 0.1"); else area="" parea=""; fi
-		ex_row "${LABEL[$k]} / ${COLS[$c]}" "${es[$c]}" "$pe" "${ls[$c]}" "$pl" "$edp" "$pd" "$area" "$parea"
+		ex_row "${CASCO_LABEL[$k]} / ${COLS[$c]}" "${es[$c]}" "$pe" "${ls[$c]}" "$pl" "$edp" "$pd" "$area" "$parea"
 	done
 done
 echo

@@ -62,6 +62,11 @@ ex_init() {
 	trap 'exit 130' INT TERM
 }
 
+# CASCO's three methods (its Table I, Table II, Fig. 4): keys, printed names, search options.
+CASCO_METHODS=(hasco optimus casco)
+declare -A CASCO_LABEL=([hasco]="HASCO" [optimus]="HASCO+Optimus" [casco]="CASCO")
+declare -A CASCO_ARGS=([hasco]="--algo hasco" [optimus]="--algo hasco --fusion dp" [casco]="--algo casco")
+
 # ex_pick SMOKE DEFAULT FULL: the value for the current mode.
 ex_pick() {
 	case $EX_MODE in
