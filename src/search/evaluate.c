@@ -32,9 +32,11 @@
  * within 2-6 % of its own end only after ~16,000 evaluations per problem),
  * while the first round screens cheaply. */
 #define MAP_BUDGET_SHIFT_PER_ROUND 2
-/* Branch-and-bound nodes of a candidate's ILP fusion (FAST): far more than
- * the solves of the zoo's models take, on every template design. */
-#define SEARCH_ILP_MAX_NODES 100000
+/* Branch-and-bound nodes of a candidate's ILP fusion (FAST), then CBC's
+ * best incumbent: the zoo's models at batch 1 solve in a few nodes, while
+ * a large batch on a 32 MiB design (EfficientNet-B0 at 128 on the TPU-v3
+ * baseline) would otherwise run for minutes. */
+#define SEARCH_ILP_MAX_NODES 1000
 
 typedef struct prepared {
     int64_t batch;
