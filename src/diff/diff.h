@@ -1,0 +1,153 @@
+/*
+ * diff.h -- FADiff (seed 002): mapping optimised by gradient descent on a
+ * differentiable relaxation of the cost model, rounded back to a valid
+ * mapping that the exact model (map_evaluate) then scores.
+ *
+ * Three layers, bottom up:
+ *
+ *  1. A tape (tape.c): reverse-mode automatic differentiation of scalar
+ *     programs.  Each operation records its value and the partial
+ *     derivatives with respect to its (at most two) operands when it is
+ *     recorded, so that the backward sweep is one pass of multiply-adds.
+ *     Gradients are therefore those of the program as written -- no hand-
+ *     derived formulas -- and are checked against central finite
+ *     differences in tests/test_diff.c.
+ *
+ *  2. The relaxed cost of one mapping (relax.c): map_evaluate's
+ *     computation (the nest analysis of nest.c, the collapse to levels,
+ *     the buffer, energy and cycle models of eval.c, the systolic fold
+ *     model of array.c and systolic.c) written on tape values, so that
+ *     every tiling factor may be any real >= 1.  The tape's temperature
+ *     chooses how its non-smooth operations behave:
+ *       0   the discrete corners: ceil, floor, round and max are exact
+ *           (their derivative taken as 1, or as the selected operand's),
+ *           and at integer factors the relaxed cycles and energy equal
+ *           map_evaluate's (tested to 1e-9 relative);
+ *       > 0 smooth: max(a, b) of positive values is the p-norm with
+ *           p = 1 / temperature (a log-sum-exp of the logarithms),
+ *           max(x, 0) a softplus, ceil(x) = max(x, 1) in that p-norm
+ *           (the argument plus a bounded correction: a count of folds or
+ *           accesses is at least one; tape.c says why not more),
+ *           floor(x) = round(x) = x.
+ *     Discrete decisions inside the model (which loops exist: factor > 1;
+ *     which tile translations coincide; which level is slower than its
+ *     bandwidth) are taken from the values themselves, so the relaxation
+ *     is smooth between coincidences and exact at the corners.
+ *
+ *  3. The optimiser (optim.c): log-space factors per level and dimension
+ *     (the outermost temporal factor is the residual, so that factors
+ *     always multiply to the bounds), loop orders per level as Gumbel-
+ *     softmax distributions over candidate permutations, penalties for
+ *     capacity, fanout and fractional factors that tighten with a
+ *     schedule, Adam with restarts from random initialisations,
+ *     temperature annealing, then rounding to the nearest valid mapping.
+ *     Anytime (init / step / best / curve) and deterministic for a seed
+ *     whatever the thread count.
+ */
+#ifndef AS_DIFF_H
+#define AS_DIFF_H
+
+#include "../arch/arch.h"
+#include "../core/core.h"
+#include "../mapping/mapping.h"
+#include "../workload/workload.h"
+
+/* ------------------------------------------------------------------ tape */
+
+/* A value on a tape: the index of the node that computed it. */
+typedef int32_t df_var;
+
+typedef struct df_node {
+    double value;
+    int32_t a, b;  /* operands (-1: none) */
+    double da, db; /* d value / d operand, recorded with the value */
+} df_node;
+
+typedef struct df_tape {
+    int32_t n, capacity;
+    df_node *node;
+    double *adjoint;    /* after df_backward: d output / d node */
+    double temperature; /* 0: exact corners; > 0: smooth (see the top) */
+    bool full;          /* an operation found no room: the program's values are
+                           not to be trusted; grow (df_tape_reserve) and rerun */
+} df_tape;
+
+/* A tape with room for `capacity` nodes (grows only on request). */
+as_code df_tape_init(df_tape *t, int32_t capacity, as_status *st);
+void df_tape_free(df_tape *t);
+/* Forget every node (keeps the room). */
+void df_tape_reset(df_tape *t);
+/* Room for at least `capacity` nodes; the tape is reset. */
+as_code df_tape_reserve(df_tape *t, int32_t capacity, as_status *st);
+
+/* A constant or an input (a leaf: its adjoint is the gradient). */
+df_var df_const(df_tape *t, double value);
+static inline double df_value(const df_tape *t, df_var v)
+{
+    return t->node[v].value;
+}
+
+df_var df_add(df_tape *t, df_var a, df_var b);
+df_var df_sub(df_tape *t, df_var a, df_var b);
+df_var df_mul(df_tape *t, df_var a, df_var b);
+df_var df_div(df_tape *t, df_var a, df_var b);
+df_var df_add_c(df_tape *t, df_var a, double c);
+df_var df_mul_c(df_tape *t, df_var a, double c);
+df_var df_neg(df_tape *t, df_var a);
+df_var df_exp(df_tape *t, df_var a);
+df_var df_log(df_tape *t, df_var a);
+df_var df_sq(df_tape *t, df_var a);
+/* |a| (derivative sign(a), 0 at 0). */
+df_var df_abs(df_tape *t, df_var a);
+/* max / min of two positive values: exact at temperature 0, the p-norm
+ * (p = +-1 / temperature) above it. */
+df_var df_max(df_tape *t, df_var a, df_var b);
+df_var df_min(df_tape *t, df_var a, df_var b);
+/* max(a, 0): exact at temperature 0, else softplus with its knee `scale`
+ * x temperature wide (scale: the size of a's typical values). */
+df_var df_relu(df_tape *t, df_var a, double scale);
+/* ceil, floor and round: exact with unit slope at temperature 0, else the
+ * smooth forms of the top of this file. */
+df_var df_ceil(df_tape *t, df_var a);
+df_var df_floor(df_tape *t, df_var a);
+df_var df_round(df_tape *t, df_var a);
+
+/* Adjoints of every node with respect to `output` into t->adjoint. */
+void df_backward(df_tape *t, df_var output);
+
+/* ----------------------------------------------------- relaxed mapping cost */
+
+/* The tiling factors of one mapping as tape values (any reals >= 1). */
+typedef struct df_factors {
+    df_var temporal[ARCH_MAX_LEVELS][WL_NDIMS];
+    df_var spatial[ARCH_MAX_LEVELS][WL_NDIMS];
+} df_factors;
+
+/* What the relaxed model gives for one mapping. */
+typedef struct df_cost {
+    bool supported; /* false: the mapping's shape is beyond the relaxation (why says) */
+    char why[160];
+    df_var cycles, energy_pJ, edp; /* edp in J x cycles, as map_eval.edp_J_cycle */
+    /* Per level, the words kept tiles exceed the room by (<= 0: they fit),
+     * per data space when the level splits its capacity; and the spatial
+     * factors on X and Y over the fanout (<= 1: they fit). */
+    df_var capacity_excess[ARCH_MAX_LEVELS][WL_NDATASPACES + 1];
+    df_var fanout_ratio[ARCH_MAX_LEVELS][2];
+    bool capacity_bounded[ARCH_MAX_LEVELS][WL_NDATASPACES + 1];
+} df_cost;
+
+/*
+ * The relaxed cost of the mapping whose discrete parts (loop orders,
+ * spatial splits, keeps, group packing) are skeleton's and whose factors
+ * are f, for problem p on architecture a (relax.c; the top of this file
+ * says how it relaxes map_evaluate).  skeleton must be well formed (levels
+ * of a, permutations); its factors are not read.  Allocates nothing; on a
+ * full tape the values are garbage and t->full says so.
+ */
+void df_relaxed_cost(df_tape *t, const arch_spec *a, const wl_problem *p,
+                     const map_mapping *skeleton, const df_factors *f, df_cost *out);
+
+/* f := the factors of m as constants (the corner at m). */
+void df_factors_of_mapping(df_tape *t, const map_mapping *m, df_factors *f);
+
+#endif
