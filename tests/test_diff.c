@@ -174,6 +174,23 @@ static void test_corners_equal_exact(void **state)
                 assert_rel(df_value(&t, c.energy_pJ), e.energy_pJ, 1e-9, "energy", PRESETS[k],
                            trial);
                 assert_rel(df_value(&t, c.edp), e.edp_J_cycle, 1e-9, "EDP", PRESETS[k], trial);
+                assert_rel(df_value(&t, c.compute_cycles), (double)e.compute_cycles, 1e-9,
+                           "compute cycles", PRESETS[k], trial);
+                for (int l = 0; l < a.n_levels; l++) {
+                    assert_rel(df_value(&t, c.level_cycles[l]), (double)e.level[l].cycles, 1e-9,
+                               "level cycles", PRESETS[k], trial);
+                    assert_rel(df_value(&t, c.level_energy_pJ[l]) + 1, e.level[l].energy_pJ + 1,
+                               1e-9, "level energy", PRESETS[k], trial);
+                    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+                        const map_ds_stats *x = &e.level[l].ds[ds];
+                        assert_rel(df_value(&t, c.reads[l][ds]) + 1, (double)x->reads + 1, 1e-12,
+                                   "reads", PRESETS[k], trial);
+                        assert_rel(df_value(&t, c.fills[l][ds]) + 1, (double)x->fills + 1, 1e-12,
+                                   "fills", PRESETS[k], trial);
+                        assert_rel(df_value(&t, c.updates[l][ds]) + 1, (double)x->updates + 1,
+                                   1e-12, "updates", PRESETS[k], trial);
+                    }
+                }
                 per_arch++;
             }
         }

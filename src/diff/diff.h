@@ -128,6 +128,13 @@ typedef struct df_cost {
     bool supported; /* false: the mapping's shape is beyond the relaxation (why says) */
     char why[160];
     df_var cycles, energy_pJ, edp; /* edp in J x cycles, as map_eval.edp_J_cycle */
+    /* Their parts, as map_eval names them: */
+    df_var compute_cycles, mac_energy_pJ;
+    df_var array_energy_pJ; /* systolic: the network below level 0, all data spaces */
+    df_var level_cycles[ARCH_MAX_LEVELS];
+    df_var level_energy_pJ[ARCH_MAX_LEVELS]; /* accesses and leakage */
+    df_var reads[ARCH_MAX_LEVELS][WL_NDATASPACES], fills[ARCH_MAX_LEVELS][WL_NDATASPACES],
+        updates[ARCH_MAX_LEVELS][WL_NDATASPACES], tile_words[ARCH_MAX_LEVELS][WL_NDATASPACES];
     /* Per level, the words kept tiles exceed the room by (<= 0: they fit),
      * per data space when the level splits its capacity; and the spatial
      * factors on X and Y over the fanout (<= 1: they fit). */

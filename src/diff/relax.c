@@ -746,30 +746,44 @@ void df_relaxed_cost(df_tape *t, const arch_spec *a, const wl_problem *p,
     capacity_terms(&n, a, skeleton, stats, out);
     fanout_terms(&n, a, skeleton, f, out);
 
+    for (int l = 0; l < levels; l++)
+        for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+            out->reads[l][ds] = stats[l][ds].reads;
+            out->fills[l][ds] = stats[l][ds].fills;
+            out->updates[l][ds] = stats[l][ds].updates;
+            out->tile_words[l][ds] = stats[l][ds].tile_words;
+        }
+
     double macs = 1;
     for (int d = 0; d < WL_NDIMS; d++)
         macs *= (double)(p->bound[d] < 1 ? 1 : p->bound[d]);
     df_var utilized_macs = df_mul(t, n.replication[0], n.fanout[0]);
     df_var compute_cycles = systolic ? arr.cycles : n.temporal_iterations;
     df_var cycles = compute_cycles;
-    for (int l = 0; l < levels; l++)
-        cycles = df_max(t, cycles, level_cycles(&n, &a->level[l], stats[l], compute_cycles));
+    for (int l = 0; l < levels; l++) {
+        out->level_cycles[l] = level_cycles(&n, &a->level[l], stats[l], compute_cycles);
+        cycles = df_max(t, cycles, out->level_cycles[l]);
+    }
 
-    df_var energy = df_const(t, macs * c->mac_pJ);
+    out->mac_energy_pJ = df_const(t, macs * c->mac_pJ);
+    out->array_energy_pJ = n.zero;
     if (systolic) /* array_energy: the network below level 0 */
         for (int ds = 0; ds < WL_NDATASPACES; ds++) {
             bool psum = ds == WL_DS_OUTPUTS;
             df_var regs = df_mul_c(t, df_add(t, arr.reg_reads[ds], arr.reg_writes[ds]),
                                    psum ? c->pe_acc_reg_pJ : c->pe_reg_pJ);
             df_var hops = df_mul_c(t, arr.hops[ds], psum ? c->pe_acc_hop_pJ : c->pe_hop_pJ);
-            energy =
-                df_add(t, energy,
+            out->array_energy_pJ =
+                df_add(t, out->array_energy_pJ,
                        df_add(t, df_mul(t, regs, utilized_macs), df_mul(t, hops, utilized_macs)));
         }
-    for (int l = 0; l < levels; l++)
-        energy = df_add(t, energy,
-                        level_energy(&n, &a->level[l], &skeleton->level[l], stats[l],
-                                     n.replication[l], cycles));
+    df_var energy = df_add(t, out->mac_energy_pJ, out->array_energy_pJ);
+    for (int l = 0; l < levels; l++) {
+        out->level_energy_pJ[l] =
+            level_energy(&n, &a->level[l], &skeleton->level[l], stats[l], n.replication[l], cycles);
+        energy = df_add(t, energy, out->level_energy_pJ[l]);
+    }
+    out->compute_cycles = compute_cycles;
     out->cycles = cycles;
     out->energy_pJ = energy;
     out->edp = df_mul(t, df_mul_c(t, energy, 1e-12), cycles);
