@@ -157,4 +157,42 @@ void df_relaxed_cost(df_tape *t, const arch_spec *a, const wl_problem *p,
 /* f := the factors of m as constants (the corner at m). */
 void df_factors_of_mapping(df_tape *t, const map_mapping *m, df_factors *f);
 
+/* ------------------------------------------------------------ optimiser */
+
+typedef struct df_options {
+    uint64_t seed;
+    int threads;               /* descents run in parallel; 0: OpenMP's default */
+    int descents_per_step;     /* descents one step runs when its budget allows (default 8) */
+    int adam_steps;            /* Adam steps per descent (default 150) */
+    double learning_rate;      /* Adam's, in log-factor units (default 0.15) */
+    double time_limit_seconds; /* 0: none (a budget bounds the search) */
+    volatile int *stop_flag;   /* polled between descents; set: stop, keep the best */
+} df_options;
+
+void df_options_default(df_options *o);
+
+/*
+ * FADiff's search of one problem's mappings, anytime like the mapper's:
+ * each descent starts from a random point, runs Adam on the relaxed loss
+ * (log EDP plus penalties) while the temperature falls and the penalties
+ * tighten, rounds to the nearest valid mapping and scores it with
+ * map_evaluate; the best scored mapping is the result.  Descent k draws
+ * from stream (seed, k), so the result for a seed and a number of
+ * descents does not depend on the thread count.
+ */
+typedef struct df_map_search df_map_search;
+
+as_code df_map_search_init(df_map_search **out, const arch_spec *a, const wl_problem *p,
+                           const df_options *o, as_status *st);
+/* Run up to `descents` more descents; false once the search has ended
+ * (time limit or stop flag). */
+bool df_map_search_step(df_map_search *s, int64_t descents);
+/* The best valid mapping so far and its evaluation; false when none. */
+bool df_map_search_best(const df_map_search *s, map_mapping *mapping, map_eval *eval);
+int64_t df_map_search_descents(const df_map_search *s);
+/* The best-so-far curve: n_points pairs (seconds since init, EDP in J x
+ * cycles), one per improvement. */
+const double *df_map_search_curve(const df_map_search *s, int *n_points);
+void df_map_search_free(df_map_search *s);
+
 #endif
