@@ -478,29 +478,90 @@ static bool loss_and_gradient(df_tape *t, const df_layer *L, const wl_problem *p
 
 /* ------------------------------------------------------------- rounding */
 
-/* The free slot factors of x rounded (see the top) into m (skeleton set). */
+/* The axis (0 X, 1 Y) dimension d unrolls on at level l of m. */
+static int axis_of(const map_mapping *m, int l, int d)
+{
+    const map_level *ml = &m->level[l];
+    for (int i = 0; i < WL_NDIMS; i++)
+        if (ml->spatial_order[i] == d)
+            return i >= ml->spatial_split;
+    return 0;
+}
+
+/* The spatial factors on each axis of level l of m. */
+static void axis_use(const map_mapping *m, int l, int64_t used[2])
+{
+    used[0] = used[1] = 1;
+    for (int d = 0; d < WL_NDIMS; d++)
+        used[axis_of(m, l, d)] *= m->level[l].spatial[d];
+}
+
+/* The free slot factors of x rounded into m (skeleton set): per slot,
+ * inner levels first, the divisor of what is left of its dimension
+ * nearest in log to the continuous factor -- for a spatial slot, among
+ * those that still fit its axis's fanout. */
 static void round_factors(const df_layer *L, const double *x, map_mapping *m)
 {
     int64_t left[WL_NDIMS];
     for (int d = 0; d < WL_NDIMS; d++)
         left[d] = L->space.variant[0].rest[d];
-    /* inner slots first: the factor list is in slot order per dimension */
-    for (int level = 0; level < m->n_levels; level++)
-        for (int i = 0; i < L->n_factor_vars; i++) {
-            const factor_var *fv = &L->factor[i];
-            if (fv->slot.level != level)
-                continue;
-            int64_t div[MAX_DIVISORS], best = 1;
-            int n = divisors_of(left[fv->d], div);
-            for (int k = 0; k < n; k++)
-                if (fabs(log((double)div[k]) - x[i]) < fabs(log((double)best) - x[i]))
-                    best = div[k];
-            *slot_factor(m, fv->slot, fv->d) *= best;
-            left[fv->d] /= best;
-        }
+    for (int level = 0; level < m->n_levels; level++) {
+        /* what a spatial slot could not take (log), offered to the
+         * temporal slot of the same level: the level's tile stays as
+         * meant where the fanout leaves no room */
+        double shortfall[WL_NDIMS] = {0};
+        for (int pass = 0; pass < 2; pass++) /* spatial first: the fanout is the scarcer */
+            for (int i = 0; i < L->n_factor_vars; i++) {
+                const factor_var *fv = &L->factor[i];
+                if (fv->slot.level != level || fv->slot.spatial != (pass == 0))
+                    continue;
+                int64_t room = INT64_MAX;
+                if (fv->slot.spatial) {
+                    int64_t used[2];
+                    axis_use(m, level, used);
+                    int axis = axis_of(m, level, fv->d);
+                    room =
+                        (axis ? L->space.fanout_y[level] : L->space.fanout_x[level]) / used[axis];
+                }
+                double target = x[i] + (fv->slot.spatial ? 0 : shortfall[fv->d]);
+                int64_t div[MAX_DIVISORS], best = 1;
+                int n = divisors_of(left[fv->d], div);
+                for (int k = 0; k < n && div[k] <= room; k++)
+                    if (fabs(log((double)div[k]) - target) < fabs(log((double)best) - target))
+                        best = div[k];
+                if (fv->slot.spatial && x[i] > log((double)best))
+                    shortfall[fv->d] += x[i] - log((double)best);
+                *slot_factor(m, fv->slot, fv->d) *= best;
+                left[fv->d] /= best;
+            }
+    }
     for (int d = 0; d < WL_NDIMS; d++)
         if (L->has_residual[d])
             *slot_factor(m, L->residual[d], d) *= left[d];
+}
+
+/* The innermost level whose kept tiles exceed its room in e (map_evaluate
+ * filled the tiles), or the top level when none does. */
+static int overflowing_level(const arch_spec *a, const map_mapping *m, const map_eval *e)
+{
+    for (int l = 0; l < m->n_levels; l++) {
+        const arch_level *al = &a->level[l];
+        double buffering = al->multiple_buffering > 0 ? al->multiple_buffering : 1.0;
+        int64_t total = 0;
+        bool split = false;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+            int64_t tile = m->level[l].keep[ds] ? e->level[l].ds[ds].tile_words : 0;
+            split |= al->size_words_by_ds[ds] != 0;
+            if (al->size_words_by_ds[ds] != 0 &&
+                tile > (int64_t)floor((double)al->size_words_by_ds[ds] / buffering))
+                return l;
+            total += tile;
+        }
+        if (!split && al->size_words > 0 &&
+            total > (int64_t)floor((double)al->size_words / buffering))
+            return l;
+    }
+    return m->n_levels - 1;
 }
 
 static int64_t smallest_prime(int64_t n)
@@ -515,8 +576,14 @@ static int64_t smallest_prime(int64_t n)
 static bool legal(const df_layer *L, const wl_problem *p, map_mapping *m, map_eval *e)
 {
     ms_point pt = {.variant = 0, .m = *m};
-    if (!ms_prune(&L->space, &pt))
+    e->validity = MAP_INVALID_SHAPE;
+    if (!ms_prune(&L->space, &pt)) {
+        /* a tile over capacity is the usual reason: let map_evaluate say */
+        map_evaluate(&L->space.arch, p, m, e);
+        if (e->validity == MAP_VALID)
+            e->validity = MAP_INVALID_SHAPE;
         return false;
+    }
     m->group_pack = map_best_group_pack(&L->space.arch, p, m);
     map_evaluate(&L->space.arch, p, m, e);
     return e->validity == MAP_VALID;
@@ -534,11 +601,17 @@ static bool round_to_valid(const df_layer *L, const wl_problem *p, const double 
     for (int move = 0; move < REPAIR_MOVES; move++) {
         if (legal(L, p, m, e))
             return true;
-        /* move a prime of the largest free inner factor to the residual */
+        /* move a prime of the largest free factor at or below the level
+         * that overflows (any level when something else is wrong) to the
+         * residual slot */
+        int below = e->validity == MAP_INVALID_CAPACITY ? overflowing_level(&L->space.arch, m, e)
+                                                        : m->n_levels - 1;
         int worst = -1;
         int64_t worst_factor = 1;
         for (int i = 0; i < L->n_factor_vars; i++) {
             const factor_var *fv = &L->factor[i];
+            if (fv->slot.level > below)
+                continue;
             int64_t f = slot_value(m, fv->slot, fv->d) / slot_value(&L->blank, fv->slot, fv->d);
             if (f > worst_factor && L->has_residual[fv->d]) {
                 worst = i;
@@ -616,8 +689,8 @@ static bool descend(df_tape *t, const df_layer *L, const wl_problem *p, const df
         if (step % ((steps + ROUNDINGS - 1) / ROUNDINGS) == 0 || step == steps) {
             map_mapping m;
             map_eval e;
-            if (round_to_valid(L, p, x, &m, &e) &&
-                (!found || e.edp_J_cycle < best_eval->edp_J_cycle)) {
+            bool ok = round_to_valid(L, p, x, &m, &e);
+            if (ok && (!found || e.edp_J_cycle < best_eval->edp_J_cycle)) {
                 *best = m;
                 *best_eval = e;
                 found = true;
