@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include "../diff/diff.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +22,18 @@ typedef struct map_cli_options {
     int64_t threads;
     int64_t seed;
     int64_t budget;
+    double time_s; /* --time: FADiff's seconds per problem */
     bool no_padding;
     int weights; /* --weights: cli_weights_mode */
     bool weights_set;
 } map_cli_options;
 
 /* The spellings of --algo and --objective, and what they select. */
-static const char *const algorithm_names[] = {"heuristic", "random", "exhaustive", NULL};
+static const char *const algorithm_names[] = {"heuristic", "random", "exhaustive", "fadiff", NULL};
 static const map_algorithm algorithms[] = {MAP_ALGO_HEURISTIC, MAP_ALGO_RANDOM_PRUNED,
                                            MAP_ALGO_EXHAUSTIVE};
+/* --algo fadiff: FADiff's gradient descent (src/diff), not the mapper. */
+#define ALGO_FADIFF 3
 static const char *const objective_names[] = {"edp", "energy", "latency", NULL};
 static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_METRIC_CYCLES};
 
@@ -37,14 +42,16 @@ static const map_metric objectives[] = {MAP_METRIC_EDP, MAP_METRIC_ENERGY, MAP_M
 static const char *const old_algo[] = {"algorithm", NULL};
 static const char *const old_map_budget[] = {"budget", NULL};
 
-enum { MAP_MAX_OPTIONS = 24 };
+enum { MAP_MAX_OPTIONS = 28 };
 
 /* The command `map`, its options writing into o. */
 static cli_command map_command(cli_option *options, map_cli_options *o)
 {
     int n = 0;
     n += cli_add_design_options(options + n, &o->design);
-    options[n] = cli_enum("algo", &o->algorithm, algorithm_names, "the mapper (default heuristic)");
+    options[n] = cli_enum("algo", &o->algorithm, algorithm_names,
+                          "the mapper (default heuristic; fadiff: gradient descent on the "
+                          "relaxed cost model)");
     options[n].given = &o->algorithm_set;
     options[n++].aliases = old_algo;
     options[n] = cli_enum("objective", &o->objective, objective_names,
@@ -53,6 +60,8 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
     options[n] = cli_int("map-budget", "N", &o->budget, 1, INT64_MAX,
                          "mappings to evaluate per problem (default: the search's own end)");
     options[n++].aliases = old_map_budget;
+    options[n++] = cli_double("time", "SECONDS", &o->time_s, 0, 1e9,
+                              "--algo fadiff: seconds per distinct problem (default: its budget)");
     options[n] = cli_seed_option(&o->seed);
     options[n++].given = &o->seed_set;
     options[n] = cli_threads_option(&o->threads);
@@ -95,6 +104,8 @@ static int parse_map_options(cli_command *cmd, int argc, char **argv, map_cli_op
     if (!network && cli_is_onnx_path(cmd->positional[0]))
         return cli_usage_error(cmd, "'%s' is an ONNX model: give it as --model, with --arch",
                                cmd->positional[0]);
+    if (o->time_s > 0 && (!o->algorithm_set || o->algorithm != ALGO_FADIFF))
+        return cli_usage_error(cmd, "--time bounds --algo fadiff; the mapper takes --map-budget");
     if (!network && o->weights_set)
         return cli_usage_error(cmd, "--weights is about a model's layers: give --arch and --model");
     if (o->emit_dir && cli_weights_mode(o->weights, o->weights_set) == MAP_WEIGHTS_RESIDENT)
@@ -106,7 +117,7 @@ static int parse_map_options(cli_command *cmd, int argc, char **argv, map_cli_op
 /* The command line's search choices over the defaults (or the file's). */
 static void apply_search_options(const map_cli_options *o, map_search_options *s)
 {
-    if (o->algorithm_set)
+    if (o->algorithm_set && o->algorithm != ALGO_FADIFF)
         s->algorithm = algorithms[o->algorithm];
     if (o->objective_set)
         s->objective = (map_objective){1, {objectives[o->objective]}};
@@ -152,6 +163,113 @@ static void run_search(map_search *s, int64_t expected)
     cli_progress_end(&p);
 }
 
+/* FADiff's options from the command line. */
+static df_options fadiff_options(const map_cli_options *o)
+{
+    df_options d;
+    df_options_default(&d);
+    if (o->seed_set)
+        d.seed = (uint64_t)o->seed;
+    d.threads = o->threads_set ? (int)o->threads : cli_default_threads();
+    d.time_limit_seconds = o->time_s;
+    d.stop_flag = &interrupted;
+    return d;
+}
+
+/* What one problem's search found, for the report. */
+typedef struct single_result {
+    int64_t evaluated, valid;
+    const char *unit; /* what evaluated counts */
+    double seconds;
+    const double *curve; /* FADiff: (seconds, EDP) pairs */
+    int n_curve;
+} single_result;
+
+/* Print (or emit) the mapping c->model.mapping evaluated to e. */
+static int report_single(const cli_command *cmd, const map_cli_options *o, map_mapper_case *c,
+                         const map_eval *e, const single_result *r)
+{
+    as_status st;
+    as_status_clear(&st);
+    int rc = CLI_EXIT_OK;
+    if (interrupted) {
+        fprintf(stderr, "accelsearch: interrupted; the best mapping so far follows\n");
+        rc = CLI_EXIT_INTERRUPTED;
+    }
+    if (o->emit_dir && emit_timeloop(o->emit_dir, c->model.problem_name, &c->model, &st) != AS_OK)
+        return cli_fail(cmd, &st);
+    if (o->json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_eval_members(&j, &c->model.arch, e);
+        cli_json_key(&j, "mapping");
+        cli_json_mapping(&j, &c->model.arch, c->model.dim_names, &c->model.mapping);
+        cli_json_int_field(&j, "mappings_evaluated", r->evaluated);
+        cli_json_int_field(&j, "valid_mappings", r->valid);
+        if (r->curve) {
+            cli_json_key(&j, "curve");
+            cli_json_begin_array(&j);
+            for (int i = 0; i < r->n_curve; i++) {
+                cli_json_begin_object(&j);
+                cli_json_double_field(&j, "seconds", r->curve[2 * i]);
+                cli_json_double_field(&j, "edp_J_cycle", r->curve[2 * i + 1]);
+                cli_json_end_object(&j);
+            }
+            cli_json_end_array(&j);
+        }
+        cli_json_double_field(&j, "seconds", r->seconds);
+        cli_json_bool_field(&j, "interrupted", interrupted);
+        cli_json_end_object(&j);
+    } else {
+        cli_print_mapping(&c->model.arch, c->model.dim_names, &c->model.mapping);
+        putchar('\n');
+        cli_print_eval(&c->model.arch, e);
+        printf("%-16s %lld (%lld valid) in %.3f s\n", r->unit, (long long)r->evaluated,
+               (long long)r->valid, r->seconds);
+    }
+    return rc;
+}
+
+/* FADiff on the case's problem: descents until the budget (--map-budget,
+ * else FADiff's default) or --time, showing progress. */
+static int fadiff_single(const cli_command *cmd, const map_cli_options *o, map_mapper_case *c,
+                         map_eval *e)
+{
+    as_status st;
+    as_status_clear(&st);
+    df_options d = fadiff_options(o);
+    df_map_search *s;
+    double start = cli_seconds_now();
+    if (df_map_search_init(&s, &c->model.arch, &c->model.problem, &d, &st) != AS_OK)
+        return cli_fail(cmd, &st);
+    int64_t total = o->budget > 0 ? o->budget : o->time_s > 0 ? INT64_MAX : d.descents_per_step;
+    cli_progress p;
+    cli_progress_init(&p, "descents");
+    for (int64_t done = 0; done < total && !interrupted; done = df_map_search_descents(s)) {
+        if (!df_map_search_step(s, d.threads > 0 ? d.threads : 1))
+            break;
+        cli_progress_update(&p, df_map_search_descents(s),
+                            total == INT64_MAX ? df_map_search_descents(s) + 1 : total);
+    }
+    cli_progress_end(&p);
+    int rc;
+    if (!df_map_search_best(s, &c->model.mapping, e)) {
+        rc = cli_failf(cmd, CLI_EXIT_FAILURE, "no_mapping",
+                       "%s: FADiff found no valid mapping (%lld descents)", cmd->positional[0],
+                       (long long)df_map_search_descents(s));
+    } else {
+        single_result r = {.evaluated = df_map_search_descents(s),
+                           .valid = df_map_search_descents(s),
+                           .unit = "descents",
+                           .seconds = cli_seconds_now() - start};
+        r.curve = df_map_search_curve(s, &r.n_curve);
+        rc = report_single(cmd, o, c, e, &r);
+    }
+    df_map_search_free(s);
+    return rc;
+}
+
 static int map_single(const cli_command *cmd, const map_cli_options *o)
 {
     map_mapper_case *c = malloc(sizeof *c);
@@ -170,6 +288,10 @@ static int map_single(const cli_command *cmd, const map_cli_options *o)
         rc = cli_fail(cmd, &st);
         goto done;
     }
+    if (o->algorithm_set && o->algorithm == ALGO_FADIFF) {
+        rc = fadiff_single(cmd, o, c, e);
+        goto done;
+    }
     /* The file's settings describe Timeloop's random-pruned search; they
      * apply when that is asked for.  By default accelsearch's heuristic
      * runs, to its own end, on the file's objective and constraints. */
@@ -186,40 +308,17 @@ static int map_single(const cli_command *cmd, const map_cli_options *o)
         goto done;
     }
     run_search(s, c->options.search_size);
-    double seconds = cli_seconds_now() - start;
+    single_result r = {.evaluated = map_search_evaluated(s),
+                       .valid = map_search_valid(s),
+                       .unit = "mappings",
+                       .seconds = cli_seconds_now() - start};
     if (!map_search_best(s, &c->model.mapping, e, &c->model.problem)) {
         rc = cli_failf(cmd, CLI_EXIT_FAILURE, "no_mapping",
                        "%s: no valid mapping found (%lld evaluated)", files[0],
                        (long long)map_search_evaluated(s));
         goto done;
     }
-    if (interrupted) {
-        fprintf(stderr, "accelsearch: interrupted; the best mapping so far follows\n");
-        rc = CLI_EXIT_INTERRUPTED;
-    }
-    if (o->emit_dir && emit_timeloop(o->emit_dir, c->model.problem_name, &c->model, &st) != AS_OK) {
-        rc = cli_fail(cmd, &st);
-        goto done;
-    }
-    if (o->json) {
-        cli_json j;
-        cli_json_init(&j, stdout);
-        cli_json_begin_object(&j);
-        cli_json_eval_members(&j, &c->model.arch, e);
-        cli_json_key(&j, "mapping");
-        cli_json_mapping(&j, &c->model.arch, c->model.dim_names, &c->model.mapping);
-        cli_json_int_field(&j, "mappings_evaluated", map_search_evaluated(s));
-        cli_json_int_field(&j, "valid_mappings", map_search_valid(s));
-        cli_json_double_field(&j, "seconds", seconds);
-        cli_json_bool_field(&j, "interrupted", interrupted);
-        cli_json_end_object(&j);
-    } else {
-        cli_print_mapping(&c->model.arch, c->model.dim_names, &c->model.mapping);
-        putchar('\n');
-        cli_print_eval(&c->model.arch, e);
-        printf("%-16s %lld (%lld valid) in %.3f s\n", "mappings",
-               (long long)map_search_evaluated(s), (long long)map_search_valid(s), seconds);
-    }
+    rc = report_single(cmd, o, c, e, &r);
 done:
     map_search_free(s);
     free(c);
@@ -396,6 +495,11 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
      * --weights resident there). */
     no.weights = o->emit_dir ? MAP_WEIGHTS_STREAMED : cli_weights_mode(o->weights, o->weights_set);
     no.stop_flag = &interrupted;
+    df_options fadiff = fadiff_options(o);
+    if (o->algorithm_set && o->algorithm == ALGO_FADIFF) {
+        no.problem_search = df_problem_search;
+        no.problem_search_user = &fadiff;
+    }
     cli_progress progress;
     cli_progress_init(&progress, "mapping layers");
     no.progress = network_progress;

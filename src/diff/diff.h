@@ -195,4 +195,12 @@ int64_t df_map_search_descents(const df_map_search *s);
 const double *df_map_search_curve(const df_map_search *s, int *n_points);
 void df_map_search_free(df_map_search *s);
 
+/* FADiff as map_network_options.problem_search (mapping.h): user is a
+ * const df_options *; budget is descents (0: df_options' descents per
+ * step, or until its time limit when it has one); threads overrides the
+ * options' (the network maps several problems at once).  The outcome's
+ * evaluated counts descents. */
+void df_problem_search(void *user, const arch_spec *a, const wl_problem *p, int threads,
+                       int64_t budget, volatile int *stop_flag, map_problem_outcome *out);
+
 #endif

@@ -814,3 +814,26 @@ void df_map_search_free(df_map_search *s)
     free(s->curve);
     free(s);
 }
+
+void df_problem_search(void *user, const arch_spec *a, const wl_problem *p, int threads,
+                       int64_t budget, volatile int *stop_flag, map_problem_outcome *out)
+{
+    df_options o = *(const df_options *)user;
+    df_map_search *s;
+    memset(out, 0, sizeof *out);
+    o.threads = threads;
+    o.stop_flag = stop_flag;
+    out->mapped = *p;
+    out->budget = budget;
+    out->code = df_map_search_init(&s, a, p, &o, &out->status);
+    if (out->code != AS_OK)
+        return;
+    int64_t descents = budget > 0                 ? budget
+                       : o.time_limit_seconds > 0 ? INT64_MAX
+                                                  : o.descents_per_step;
+    df_map_search_step(s, descents);
+    out->searched = !(stop_flag && *stop_flag);
+    out->found = df_map_search_best(s, &out->mapping, &out->eval);
+    out->evaluated = df_map_search_descents(s);
+    df_map_search_free(s);
+}

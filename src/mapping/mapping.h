@@ -585,6 +585,15 @@ typedef struct map_network_options {
      * problem is searched and given what is searched; NULL: none. */
     map_cache *cache;
     map_weights weights; /* resident or streamed weights (default AUTO: by capacity) */
+    /* Who searches one problem: NULL, the mapper of `search`
+     * (map_problem_search_run); else this function, with its contract and
+     * the budget above, asked with problem_search_user -- an engine of a
+     * module above this one plugs in here (FADiff: diff.h,
+     * df_problem_search).  The cache is then not consulted: its keys name
+     * the mapper's options. */
+    void (*problem_search)(void *user, const arch_spec *a, const wl_problem *p, int threads,
+                           int64_t budget, volatile int *stop_flag, map_problem_outcome *out);
+    void *problem_search_user;
 } map_network_options;
 
 /* Defaults: the search defaults, the search's own budget, all layers, no

@@ -326,6 +326,11 @@ static void map_class(const network_job *job, problem_class *c, int threads)
     const map_network_options *o = job->o;
     map_layer_key key = job->design_key;
     key.problem = c->key;
+    if (o->problem_search) {
+        o->problem_search(o->problem_search_user, job->a, &c->problem, threads, job->budget,
+                          o->stop_flag, &c->out);
+        return;
+    }
     const map_problem_outcome *held = o->cache ? map_cache_find(o->cache, &key) : NULL;
     if (held) {
         c->out = *held;
