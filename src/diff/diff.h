@@ -49,6 +49,7 @@
 
 #include "../arch/arch.h"
 #include "../core/core.h"
+#include "../fusion/fusion.h"
 #include "../mapping/mapping.h"
 #include "../workload/workload.h"
 
@@ -202,5 +203,76 @@ void df_map_search_free(df_map_search *s);
  * evaluated counts descents. */
 void df_problem_search(void *user, const arch_spec *a, const wl_problem *p, int threads,
                        int64_t budget, volatile int *stop_flag, map_problem_outcome *out);
+
+/* ------------------------------- relaxed network cost with fusion (network.c) */
+
+/*
+ * FADiff's cost of a whole network: every layer's mapping and the fusion
+ * of adjacent working ops together (network.c states the model).  A
+ * fusion variable phi_v in [0, 1] per pair of consecutive working ops
+ * that some candidate group holds (the probability that they run in one
+ * group); expected energy and cycles over the plans the phi draw, each
+ * group at the tile fu_group_pick_tile chooses, its members' mappings
+ * priced by the caller's relaxed mapping costs; at phi in {0, 1} they
+ * equal df_net_exact_cost's plan cost (the fusion evaluator's, with its
+ * member_mapping hook giving the same mappings).
+ */
+typedef struct df_net df_net;
+
+/* The network of e's graph, candidate groups of at most max_group_ops
+ * working ops; everything that no mapping changes is computed here, once.
+ * e (borrowed, outliving the network) is the evaluator df_net_exact_cost
+ * costs plans with: give it a member_mapping hook (fusion.h) answering
+ * with the caller's current mappings. */
+as_code df_net_init(df_net **out, fu_evaluator *e, int max_group_ops, as_status *st);
+void df_net_free(df_net *net);
+
+/* The fusion variables: how many, and the graph ops of variable v's pair. */
+int32_t df_net_n_vars(const df_net *net);
+void df_net_var_ops(const df_net *net, int32_t v, int32_t *op_before, int32_t *op_after);
+
+/* The distinct (op, problem) pairs whose mappings the network's costs
+ * need: each compute working op's whole problem (alone) and its tile
+ * problems (in fused candidates).  The caller keeps mapping variables per
+ * pair; df_net_find_problem finds a pair's index (for the evaluator's
+ * hook), -1 when none. */
+typedef struct df_net_problem {
+    int32_t op;
+    wl_problem problem;
+} df_net_problem;
+int32_t df_net_n_problems(const df_net *net);
+const df_net_problem *df_net_problem_at(const df_net *net, int32_t k);
+int32_t df_net_find_problem(const df_net *net, int32_t op, const wl_problem *p);
+
+/* The relaxed cost of pair k's current mapping on its problem p (usually
+ * df_relaxed_cost on fu_evaluator_arch's architecture) into *out; false
+ * when it cannot be priced. */
+typedef bool (*df_net_mapping_cost)(void *user, df_tape *t, int32_t k, int32_t op,
+                                    const wl_problem *p, df_cost *out);
+
+typedef struct df_net_cost {
+    bool supported; /* false: a mapping could not be priced (why says) */
+    char why[160];
+    df_var energy_pJ, cycles; /* expected over the plans phi draw */
+    df_var infeasible;        /* expected number of working ops whose group is not a candidate
+                                 (0 at corners of candidate groups only) */
+} df_net_cost;
+
+/* The relaxed network cost at fusion probabilities phi[df_net_n_vars]
+ * (tape values in [0, 1]), asking cost once per problem pair. */
+void df_net_relaxed_cost(df_net *net, df_tape *t, const df_var *phi, df_net_mapping_cost cost,
+                         void *user, df_net_cost *out);
+
+/* The 0/1 assignment nearest phi whose groups are all candidates:
+ * variables fused when phi >= 1/2, left to right, a pair left unfused
+ * when fusing it would make a group that is not a candidate. */
+void df_net_round(const df_net *net, const double *phi, bool *fused);
+/* The plan of a 0/1 assignment (its maximal fused runs as groups). */
+as_code df_net_plan(const df_net *net, const bool *fused, fu_plan *out, as_status *st);
+/* The exact cost of that plan: each group on the evaluator at its picked
+ * tile (fu_group_evaluate_tile; a single op fu_group_evaluate), the
+ * mappings from the evaluator's hook.  Not valid (reason says) when a
+ * group is not a candidate or a member has no mapping. */
+as_code df_net_exact_cost(df_net *net, const bool *fused, fu_plan_cost *out, as_status *st);
 
 #endif

@@ -115,6 +115,17 @@ typedef struct fu_cost_options {
     /* Weights resident on chip across inferences or streamed from DRAM
      * (mapping.h); default AUTO: resident when they fit. */
     map_weights weights;
+    /* The mappings of members, from the caller instead of the mapper
+     * (FADiff, src/diff, which optimises them itself): asked for compute
+     * op `op` mapped on problem p (the whole layer when alone, its tile
+     * problem in a fused group), it fills out->found and, when found,
+     * out->mapping, out->eval (map_evaluate of the mapping on out->mapped,
+     * on fu_evaluator_arch) and out->mapped (p, or p padded); false when it
+     * cannot answer (the evaluation then fails).  Group costs are then not
+     * cached: the mappings may change between calls.  NULL: the mapper's,
+     * through the mapping cache. */
+    bool (*member_mapping)(void *user, int32_t op, const wl_problem *p, map_problem_outcome *out);
+    void *member_mapping_user;
 } fu_cost_options;
 
 void fu_cost_options_default(fu_cost_options *o);
@@ -147,6 +158,75 @@ as_code fu_group_evaluate(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu
                           as_status *st);
 /* The cost of a whole plan: sums over its groups. */
 as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, as_status *st);
+/* The sums fu_plan_evaluate makes, for a caller that costs the groups
+ * itself: add group gid's cost c to p (valid and zero at the start), then
+ * derive the totals' ratios on a. */
+void fu_plan_cost_add(fu_plan_cost *p, int32_t gid, const fu_group_cost *c);
+void fu_plan_cost_finish(fu_plan_cost *p, const arch_spec *a);
+
+/* -------------------------------------------- a group at a given tile (FADiff) */
+
+/* The ops of the graph that do work (fu_op_in_plan) in topological order
+ * into ops (room for g->n_ops); returns how many. */
+int32_t fu_working_ops(const wl_graph *g, int32_t *ops);
+
+/* The cost of a group at one tile shape (clamped to the anchor's output)
+ * and halo mode, without searching them or caching the result.  A single
+ * op costs as in fu_group_evaluate. */
+as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
+                               fu_halo_mode halo, fu_group_cost *out, as_status *st);
+
+/* The tile shape and halo mode the group of ops[0 .. n_ops) (any order,
+ * plan members) runs at when it is not searched by mapping its members
+ * (FADiff, which maps them itself): among every shape and mode tiling.c
+ * counts, the one its estimate ranks first -- fitting ones first; *fits
+ * says whether it fits the on-chip level.  Maps nothing.  A single op:
+ * its whole output, FU_HALO_RECOMPUTE, fitting. */
+as_code fu_group_pick_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile *tile,
+                           fu_halo_mode *halo, bool *fits, as_status *st);
+
+/* What one member's share of a fused group's cost needs besides its
+ * mapping (tiling.c, "Members"). */
+typedef struct fu_member_terms {
+    int32_t op;
+    int32_t root;       /* member index of its fused op's root (itself when not an epilogue op) */
+    bool compute;       /* mapped; otherwise the vector unit */
+    wl_problem problem; /* compute: the tile problem it is mapped on */
+    double work;        /* MACs (compute) or vector operations executed over the whole
+                           group, recomputed halos included */
+    double tile_macs;   /* compute: MACs of one run of problem */
+    double vector_cycles, vector_energy_pJ; /* others: their cycles and energy */
+} fu_member_terms;
+
+/* A fused group at one tile and halo mode, all but its members' mappings:
+ * its cost is, with E_i and C_i the on-chip energy and cycles of compute
+ * member i's mapping on its problem (map_evaluate's without the DRAM
+ * level's energy; cycles the largest of compute and non-DRAM levels):
+ *   energy = sum_i E_i x work_i / tile_macs_i + vector energies
+ *            + resident_energy_pJ + dram_energy_pJ
+ *   member cycles c_i = ceil(C_i x work_i / tile_macs_i) (vector_cycles
+ *            for the others); per root r: max(c_r, sum of its epilogue
+ *            members' c); compute = the sum over roots
+ *   cycles = max(compute, dram_cycles, resident_cycles)
+ * (tiling.c's cost_tiling, which computes it from the same terms). */
+typedef struct fu_group_terms {
+    bool fits; /* the footprint fits the on-chip level */
+    fu_tile tile;
+    fu_halo_mode halo;
+    int64_t n_tiles;
+    int32_t n;
+    fu_member_terms *m; /* malloc'd: fu_group_terms_free */
+    int64_t dram_bytes, dram_cycles;
+    double dram_energy_pJ;
+    int64_t resident_cycles;
+    double resident_energy_pJ;
+} fu_group_terms;
+
+/* The terms of the group of ops[0 .. n_ops) (plan members, two or more,
+ * any order) at tile (clamped to the anchor's output) and halo mode. */
+as_code fu_group_tile_terms(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
+                            fu_halo_mode halo, fu_group_terms *out, as_status *st);
+void fu_group_terms_free(fu_group_terms *t);
 
 /* ------------------------------------------------------ layers' mappings */
 
@@ -179,6 +259,8 @@ as_code fu_plan_mappings(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *
  * weights' residency (mapping.h, map_residency_arch), where a layer's
  * mapping evaluates to its fu_layer_mapping's cycles and energy. */
 const arch_spec *fu_evaluator_arch(const fu_evaluator *e);
+/* Where e's weights live (decided at creation, mapping.h). */
+const map_residency *fu_evaluator_residency(const fu_evaluator *e);
 
 /* --------------------------------------------------------------- searches */
 

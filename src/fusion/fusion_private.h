@@ -27,10 +27,6 @@ fu_coords fu_objective_coords(fu_objective obj, double energy_pJ, double onchip_
                               double dram_energy_pJ, int64_t cycles);
 double fu_objective_of(fu_objective obj, fu_coords c);
 
-/* The working ops of g (fu_op_in_plan) in topological order into ops
- * (room for g->n_ops); returns how many. */
-int32_t fu_working_ops(const wl_graph *g, int32_t *ops);
-
 /* The value of plan p (+inf when its cost is not valid) and its cost
  * into *cost (the caller owns it; zeroed first); thread-safe when the
  * evaluator is. */
@@ -100,12 +96,6 @@ int32_t fu_through_views(const wl_graph *g, int32_t t);
  * start[gid + 1]).  start has n_groups + 1 entries, members g->n_ops. */
 void fu_plan_members(const wl_graph *g, const fu_plan *p, int32_t *start, int32_t *members);
 
-/* The cost of a group at one tile shape (clamped to the anchor's output)
- * and halo mode, without searching them or caching the result: for tests
- * and reports.  A single op costs as in fu_group_evaluate. */
-as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
-                               fu_halo_mode halo, fu_group_cost *out, as_status *st);
-
 /* ---------------------------- group costing (group.c, region.c, tiling.c) */
 
 /* The evaluator: a graph and a design, with the mapping cache and the
@@ -134,6 +124,12 @@ struct fu_evaluator {
 /* The mapper's outcome for problem p on e's design, from the mapping
  * cache or searched (and cached); the pointer stays valid for e's life. */
 as_code fu_mapped_problem(fu_evaluator *e, const wl_problem *p, const map_problem_outcome **out,
+                          as_status *st);
+/* The mapping member op runs with on problem p: the hook's
+ * (fu_cost_options.member_mapping, answered into *scratch) when set, else
+ * fu_mapped_problem's. */
+as_code fu_member_outcome(fu_evaluator *e, int32_t op, const wl_problem *p,
+                          map_problem_outcome *scratch, const map_problem_outcome **out,
                           as_status *st);
 /* Bytes that `words` words of word_bits bits take (8 bits when the level
  * gives none), rounded up. */
@@ -207,6 +203,12 @@ wl_problem fu_tile_problem(const fu_group *gr, const fu_member *m);
  * (tiling.c). */
 as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_tile *only,
                       fu_halo_mode only_halo, fu_group_cost *best, as_status *st);
+/* fu_group_pick_tile and fu_group_tile_terms for the ops of a fused group
+ * (topological order, epilogue ops included, two or more) (tiling.c). */
+as_code fu_fused_pick_tile(fu_evaluator *e, const int32_t *ops, int32_t n, fu_tile *tile,
+                           fu_halo_mode *halo, bool *fits, as_status *st);
+as_code fu_fused_terms(fu_evaluator *e, const int32_t *ops, int32_t n, fu_tile tile,
+                       fu_halo_mode halo, fu_group_terms *out, as_status *st);
 
 /* ------------------------------------------------ FAST's ILP (ilp.c) */
 

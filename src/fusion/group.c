@@ -155,6 +155,11 @@ const arch_spec *fu_evaluator_arch(const fu_evaluator *e)
     return &e->a;
 }
 
+const map_residency *fu_evaluator_residency(const fu_evaluator *e)
+{
+    return &e->weights;
+}
+
 const fu_cost_options *fu_evaluator_cost_options(const fu_evaluator *e)
 {
     return &e->o;
@@ -221,6 +226,26 @@ as_code fu_mapped_problem(fu_evaluator *e, const wl_problem *p, const map_proble
     return code;
 }
 
+/*
+ * The mapping member op runs with on problem p: the caller's hook's when
+ * fu_cost_options.member_mapping is set (into *scratch), else the mapper's
+ * (fu_mapped_problem).  *out stays valid while scratch and e live.
+ */
+as_code fu_member_outcome(fu_evaluator *e, int32_t op, const wl_problem *p,
+                          map_problem_outcome *scratch, const map_problem_outcome **out,
+                          as_status *st)
+{
+    if (!e->o.member_mapping)
+        return fu_mapped_problem(e, p, out, st);
+    *out = NULL;
+    memset(scratch, 0, sizeof *scratch);
+    if (!e->o.member_mapping(e->o.member_mapping_user, op, p, scratch))
+        return as_fail(st, AS_EINVAL, "%s: op %d '%s': the member mapping hook gave no answer",
+                       e->g->source, op, e->g->ops[op].name);
+    *out = scratch;
+    return AS_OK;
+}
+
 /* ------------------------------------------------------------ singletons */
 
 /* Words of one instance of level l that a mapping's tiles occupy. */
@@ -252,18 +277,25 @@ static as_code singleton_cost(fu_evaluator *e, int32_t o, fu_group_cost *c, as_s
         if (code != AS_OK)
             return code;
         const map_problem_outcome *m;
-        code = fu_mapped_problem(e, &r.problem, &m, st);
-        if (code != AS_OK)
+        map_problem_outcome *scratch = e->o.member_mapping ? malloc(sizeof *scratch) : NULL;
+        if (e->o.member_mapping && !scratch)
+            return as_fail(st, AS_ENOMEM, "out of memory for a member's mapping");
+        code = fu_member_outcome(e, o, &r.problem, scratch, &m, st);
+        if (code != AS_OK) {
+            free(scratch);
             return code;
+        }
         if (!m->found) {
             snprintf(c->reason, sizeof c->reason,
                      "op %d '%s': no valid mapping on %s after %lld evaluations", o, g->ops[o].name,
                      e->a.name, (long long)m->evaluated);
+            free(scratch);
             return AS_OK;
         }
         map_cost_compute_layer(g, &e->a, &e->weights, m, &r);
         c->onchip_bytes = fu_bytes_of_words((double)level_tile_words(&m->eval, e->onchip),
                                             e->onchip >= 0 ? e->a.level[e->onchip].word_bits : 8);
+        free(scratch);
     } else {
         map_cost_vector_layer(g, &e->a, &e->weights, &r);
     }
@@ -346,25 +378,37 @@ static as_code sorted_members(const wl_graph *g, const int32_t *ops, int32_t n, 
     return AS_OK;
 }
 
+/* The ops a group of the sorted members runs, in topological order (the
+ * last being the anchor; epilogue ops join their root) into *topo
+ * (malloc'd), *k of them. */
+static as_code group_topo(const wl_graph *g, const int32_t *sorted, int32_t n, int32_t **topo,
+                          int32_t *k, as_status *st)
+{
+    *k = 0;
+    *topo = malloc((size_t)g->n_ops * sizeof **topo);
+    if (!*topo)
+        return as_fail(st, AS_ENOMEM, "out of memory for a group of %d ops", n);
+    for (int32_t i = 0; i < g->n_order; i++) {
+        int32_t o = g->order[i];
+        int32_t root = wl_op_does_work(&g->ops[o]) ? wl_fused_root(g, o) : o;
+        if (bsearch(&root, sorted, (size_t)n, sizeof *sorted, by_op))
+            (*topo)[(*k)++] = o;
+    }
+    return AS_OK;
+}
+
 /* The cost of the sorted members: a layer alone, or fused (members put in
  * topological order, the last being the anchor). */
 static as_code group_cost(fu_evaluator *e, const int32_t *sorted, int32_t n, const fu_tile *only,
                           fu_halo_mode only_halo, fu_group_cost *out, as_status *st)
 {
-    const wl_graph *g = e->g;
     memset(out, 0, sizeof *out);
     if (n == 1)
         return singleton_cost(e, sorted[0], out, st);
-    int32_t *topo = malloc((size_t)g->n_ops * sizeof *topo), k = 0;
-    if (!topo)
-        return as_fail(st, AS_ENOMEM, "out of memory for a group of %d ops", n);
-    for (int32_t i = 0; i < g->n_order; i++) { /* epilogue ops join their root */
-        int32_t o = g->order[i];
-        int32_t root = wl_op_does_work(&g->ops[o]) ? wl_fused_root(g, o) : o;
-        if (bsearch(&root, sorted, (size_t)n, sizeof *sorted, by_op))
-            topo[k++] = o;
-    }
-    as_code code = fu_fused_cost(e, topo, k, only, only_halo, out, st);
+    int32_t *topo, k;
+    as_code code = group_topo(e->g, sorted, n, &topo, &k, st);
+    if (code == AS_OK)
+        code = fu_fused_cost(e, topo, k, only, only_halo, out, st);
     free(topo);
     return code;
 }
@@ -378,6 +422,11 @@ as_code fu_group_evaluate(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu
     if (code != AS_OK)
         return code;
     uint64_t h = as_hash_bytes(sorted, (size_t)n_ops * sizeof *sorted, AS_HASH_SEED);
+    if (e->o.member_mapping) { /* the caller's mappings change: nothing cached */
+        code = group_cost(e, sorted, n_ops, NULL, FU_HALO_RECOMPUTE, out, st);
+        free(sorted);
+        return code;
+    }
     omp_set_lock(&e->lock);
     const group_entry *hit = cached_group(e, sorted, n_ops, h);
     if (hit)
@@ -406,6 +455,52 @@ as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_op
     return code;
 }
 
+as_code fu_group_pick_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile *tile,
+                           fu_halo_mode *halo, bool *fits, as_status *st)
+{
+    int32_t *sorted, *topo = NULL, k;
+    *halo = FU_HALO_RECOMPUTE;
+    *fits = true;
+    as_code code = sorted_members(e->g, ops, n_ops, &sorted, st);
+    if (code == AS_OK && n_ops == 1)
+        fu_output_extents(e->g, sorted[0], tile);
+    else if (code == AS_OK)
+        code = group_topo(e->g, sorted, n_ops, &topo, &k, st);
+    if (code == AS_OK && topo)
+        code = fu_fused_pick_tile(e, topo, k, tile, halo, fits, st);
+    free(topo);
+    free(sorted);
+    return code;
+}
+
+as_code fu_group_tile_terms(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile tile,
+                            fu_halo_mode halo, fu_group_terms *out, as_status *st)
+{
+    int32_t *sorted, *topo = NULL, k;
+    memset(out, 0, sizeof *out);
+    if ((unsigned)halo > FU_HALO_CACHE_ALL)
+        return as_fail(st, AS_EINVAL, "halo mode %d is not one of fu_halo_mode", (int)halo);
+    as_code code = sorted_members(e->g, ops, n_ops, &sorted, st);
+    if (code == AS_OK && n_ops < 2)
+        code = as_fail(st, AS_EINVAL, "%s: the terms of a fused group need two ops or more",
+                       e->g->source);
+    if (code == AS_OK)
+        code = group_topo(e->g, sorted, n_ops, &topo, &k, st);
+    if (code == AS_OK)
+        code = fu_fused_terms(e, topo, k, tile, halo, out, st);
+    free(topo);
+    free(sorted);
+    return code;
+}
+
+void fu_group_terms_free(fu_group_terms *t)
+{
+    if (!t)
+        return;
+    free(t->m);
+    memset(t, 0, sizeof *t);
+}
+
 void fu_plan_cost_free(fu_plan_cost *c)
 {
     if (!c)
@@ -423,6 +518,27 @@ as_code fu_plan_cost_copy(fu_plan_cost *out, const fu_plan_cost *c, as_status *s
     *out = *c;
     out->groups = groups;
     return AS_OK;
+}
+
+void fu_plan_cost_add(fu_plan_cost *p, int32_t gid, const fu_group_cost *c)
+{
+    if (!c->valid && p->valid)
+        snprintf(p->reason, sizeof p->reason, "group %d: %.140s", gid, c->reason);
+    p->valid &= c->valid;
+    p->cycles += c->cycles;
+    p->energy_pJ += c->energy_pJ;
+    p->onchip_energy_pJ += c->onchip_energy_pJ;
+    p->dram_energy_pJ += c->dram_energy_pJ;
+    p->dram_bytes += c->dram_bytes;
+    p->macs += c->macs;
+    p->recomputed_macs += c->recomputed_macs;
+}
+
+void fu_plan_cost_finish(fu_plan_cost *p, const arch_spec *a)
+{
+    p->latency_s = (double)p->cycles * a->cycle_seconds;
+    p->edp_J_cycle = p->energy_pJ * 1e-12 * (double)p->cycles;
+    p->op_intensity = p->dram_bytes > 0 ? 2.0 * (double)p->macs / (double)p->dram_bytes : 0;
 }
 
 as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, as_status *st)
@@ -445,18 +561,8 @@ as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, a
     for (int32_t gid = 0; code == AS_OK && gid < p->n_groups; gid++) {
         fu_group_cost *c = &out->groups[gid];
         code = fu_group_evaluate(e, members + start[gid], start[gid + 1] - start[gid], c, st);
-        if (code != AS_OK)
-            break;
-        if (!c->valid && out->valid)
-            snprintf(out->reason, sizeof out->reason, "group %d: %.140s", gid, c->reason);
-        out->valid &= c->valid;
-        out->cycles += c->cycles;
-        out->energy_pJ += c->energy_pJ;
-        out->onchip_energy_pJ += c->onchip_energy_pJ;
-        out->dram_energy_pJ += c->dram_energy_pJ;
-        out->dram_bytes += c->dram_bytes;
-        out->macs += c->macs;
-        out->recomputed_macs += c->recomputed_macs;
+        if (code == AS_OK)
+            fu_plan_cost_add(out, gid, c);
     }
     free(start);
     free(members);
@@ -464,8 +570,6 @@ as_code fu_plan_evaluate(fu_evaluator *e, const fu_plan *p, fu_plan_cost *out, a
         fu_plan_cost_free(out);
         return code;
     }
-    out->latency_s = (double)out->cycles * e->a.cycle_seconds;
-    out->edp_J_cycle = out->energy_pJ * 1e-12 * (double)out->cycles;
-    out->op_intensity = out->dram_bytes > 0 ? 2.0 * (double)out->macs / (double)out->dram_bytes : 0;
+    fu_plan_cost_finish(out, &e->a);
     return AS_OK;
 }

@@ -9,7 +9,8 @@
  * members with their epilogue ops, topological order), its tiles walked
  * at that shape, and each compute member's tile problem asked of the
  * mapper through fu_mapped_problem -- the cache the costing filled, so
- * nothing is searched again.
+ * nothing is searched again -- or of the caller's hook when it supplies
+ * the members' mappings (fu_cost_options.member_mapping).
  */
 #include "fusion_private.h"
 
@@ -50,15 +51,19 @@ static as_code map_layer(fu_evaluator *e, int32_t gid, const fu_group_cost *gc, 
     if (!gc->valid)
         return AS_OK;
     const map_problem_outcome *m;
-    as_code code = fu_mapped_problem(e, p, &m, st);
-    if (code != AS_OK || !m->found)
-        return code;
-    l->found = true;
-    l->mapped = m->mapped;
-    l->mapping = m->mapping;
-    l->cycles = m->eval.cycles;
-    l->energy_pJ = m->eval.energy_pJ;
-    return AS_OK;
+    map_problem_outcome *scratch = e->o.member_mapping ? malloc(sizeof *scratch) : NULL;
+    if (e->o.member_mapping && !scratch)
+        return as_fail(st, AS_ENOMEM, "out of memory for a member's mapping");
+    as_code code = fu_member_outcome(e, op, p, scratch, &m, st);
+    if (code == AS_OK && m->found) {
+        l->found = true;
+        l->mapped = m->mapped;
+        l->mapping = m->mapping;
+        l->cycles = m->eval.cycles;
+        l->energy_pJ = m->eval.energy_pJ;
+    }
+    free(scratch);
+    return code;
 }
 
 /* The compute members of fused group gid (ops[0 .. n), with epilogues,

@@ -220,10 +220,46 @@ static void onchip_share(const fu_evaluator *e, const map_eval *ev, double *ener
     }
 }
 
+/* Member i's terms under halo mode h, for the tile shape last walked:
+ * its work, and its tile problem or its vector cost. */
+static void member_terms(const fu_group *gr, int32_t i, fu_halo_mode h, fu_member_terms *t)
+{
+    const fu_evaluator *e = gr->e;
+    const fu_member *m = &gr->m[i];
+    memset(t, 0, sizeof *t);
+    t->op = m->op;
+    t->root = m->root;
+    t->compute = m->compute;
+    t->work = executed_work(gr, m, h);
+    if (!m->compute) {
+        t->vector_energy_pJ = t->work * e->a.compute.mac_pJ;
+        t->vector_cycles = ceil(t->work / map_vector_lanes(&e->a));
+        return;
+    }
+    t->problem = fu_tile_problem(gr, m);
+    t->tile_macs = (double)wl_problem_macs(&t->problem);
+}
+
+/* The terms of tiling tl that no member's mapping changes: its DRAM
+ * traffic and its reads of resident weights. */
+static void group_constants(const fu_evaluator *e, const tiling *tl, fu_group_terms *t)
+{
+    t->fits = tl->fits;
+    t->tile = tl->tile;
+    t->halo = tl->halo;
+    t->n_tiles = tl->n_tiles;
+    t->dram_bytes = tl->dram_bytes;
+    t->dram_energy_pJ = map_dram_pJ(&e->a, tl->dram_bytes);
+    t->dram_cycles = map_dram_cycles(&e->a, tl->dram_bytes);
+    map_resident_read(&e->a, &e->weights, tl->resident_words, &t->resident_energy_pJ,
+                      &t->resident_cycles);
+}
+
 /* Full cost of tiling tl (counts done): map the members on their tile
  * problems and sum.  Invalid (with a reason in c) when a member has no
- * valid mapping. */
-static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_status *st)
+ * valid mapping.  scratch: room for a hook's answer (NULL without one). */
+static as_code cost_tiling(fu_group *gr, const tiling *tl, map_problem_outcome *scratch,
+                           fu_group_cost *c, as_status *st)
 {
     fu_evaluator *e = gr->e;
     double onchip = 0, cycles = 0;
@@ -233,25 +269,27 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
         gr->m[i].cycles = gr->m[i].epilogue_cycles = 0;
     for (int32_t i = 0; i < gr->n; i++) {
         fu_member *m = &gr->m[i];
-        double work = executed_work(gr, m, tl->halo);
+        fu_member_terms mt;
+        member_terms(gr, i, tl->halo, &mt);
+        double work = mt.work;
         if (!m->compute) {
-            onchip += work * e->a.compute.mac_pJ;
-            m->cycles = ceil(work / map_vector_lanes(&e->a));
+            onchip += mt.vector_energy_pJ;
+            m->cycles = mt.vector_cycles;
             continue;
         }
-        wl_problem p = fu_tile_problem(gr, m);
+        const wl_problem *p = &mt.problem;
         const map_problem_outcome *me;
-        as_code code = fu_mapped_problem(e, &p, &me, st);
+        as_code code = fu_member_outcome(e, m->op, p, scratch, &me, st);
         if (code != AS_OK)
             return code;
         if (!me->found) {
             snprintf(c->reason, sizeof c->reason,
                      "op %d '%s': no valid mapping of its %lldx%lld tile on %s", m->op,
-                     e->g->ops[m->op].name, (long long)p.bound[WL_DIM_P],
-                     (long long)p.bound[WL_DIM_Q], e->a.name);
+                     e->g->ops[m->op].name, (long long)p->bound[WL_DIM_P],
+                     (long long)p->bound[WL_DIM_Q], e->a.name);
             return AS_OK;
         }
-        double tile_energy, tile_cycles, tile_macs = (double)wl_problem_macs(&p);
+        double tile_energy, tile_cycles, tile_macs = mt.tile_macs;
         onchip_share(e, &me->eval, &tile_energy, &tile_cycles);
         onchip += tile_energy * work / tile_macs;
         m->cycles = ceil(tile_cycles * work / tile_macs);
@@ -279,20 +317,18 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, fu_group_cost *c, as_
     c->dram_bytes = tl->dram_bytes;
     c->macs = useful;
     c->recomputed_macs = recomputed;
-    double resident_pJ;
-    int64_t resident_cycles;
-    map_resident_read(&e->a, &e->weights, tl->resident_words, &resident_pJ, &resident_cycles);
-    c->onchip_energy_pJ = onchip + resident_pJ;
-    c->dram_energy_pJ = map_dram_pJ(&e->a, tl->dram_bytes);
+    fu_group_terms k;
+    group_constants(e, tl, &k);
+    c->onchip_energy_pJ = onchip + k.resident_energy_pJ;
+    c->dram_energy_pJ = k.dram_energy_pJ;
     c->energy_pJ = c->onchip_energy_pJ + c->dram_energy_pJ;
     /* Double buffering: DRAM transfers of one tile overlap the compute of
      * another, so the slower of the two sets the pace (resident weight
      * reads overlap the same way). */
     int64_t compute_cycles = (int64_t)cycles;
-    int64_t dram_cycles = map_dram_cycles(&e->a, tl->dram_bytes);
-    c->cycles = compute_cycles > dram_cycles ? compute_cycles : dram_cycles;
-    if (resident_cycles > c->cycles)
-        c->cycles = resident_cycles;
+    c->cycles = compute_cycles > k.dram_cycles ? compute_cycles : k.dram_cycles;
+    if (k.resident_cycles > c->cycles)
+        c->cycles = k.resident_cycles;
     return AS_OK;
 }
 
@@ -363,6 +399,41 @@ static void explain_no_fit(const fu_evaluator *e, const tiling *cand, int n_cand
         e->weights.resident && e->weights.level == e->onchip ? " beside the resident weights" : "");
 }
 
+/* The tilings of group gr (every tile shape and halo mode, or only tile
+ * *only in mode only_halo) counted into *out (malloc'd), fitting ones
+ * first, then by estimate; *n of them. */
+static as_code count_candidates(fu_group *gr, const fu_tile *only, fu_halo_mode only_halo,
+                                tiling **out, int *n, as_status *st)
+{
+    const fu_gtensor *anchor = &gr->t[gr->m[gr->n - 1].out];
+    const fu_member *last = &gr->m[gr->n - 1];
+    bool matmul_anchor = last->compute && last->problem.kind != WL_PROBLEM_CONV &&
+                         last->problem.kind != WL_PROBLEM_DEPTHWISE;
+    int64_t rows[MAX_AXIS_SIZES], cols[MAX_AXIS_SIZES];
+    int n_rows = axis_sizes(anchor->extent[0], false, rows);
+    int n_cols = axis_sizes(anchor->extent[1], matmul_anchor, cols);
+    if (only) {
+        n_rows = n_cols = 1;
+        rows[0] = only->rows > 0 && only->rows < anchor->extent[0] ? only->rows : anchor->extent[0];
+        cols[0] = only->cols > 0 && only->cols < anchor->extent[1] ? only->cols : anchor->extent[1];
+    }
+    *n = 0;
+    tiling *cand = *out = malloc((size_t)(n_rows * n_cols * N_HALO_MODES) * sizeof *cand);
+    if (!cand)
+        return as_fail(st, AS_ENOMEM, "out of memory for tile candidates");
+    int n_cand = 0;
+    for (int r = 0; r < n_rows; r++)
+        for (int k = 0; k < n_cols; k++, n_cand += N_HALO_MODES)
+            count_shape(gr, rows[r], cols[k], &cand[n_cand]);
+    if (only) {
+        cand[0] = cand[only_halo];
+        n_cand = 1;
+    }
+    qsort(cand, (size_t)n_cand, sizeof *cand, by_estimate);
+    *n = n_cand;
+    return AS_OK;
+}
+
 /* The fused cost of a group of two or more ops (see the top), over every
  * tile shape and halo mode, or only tile *only in mode only_halo. */
 as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_tile *only,
@@ -378,37 +449,14 @@ as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_t
         fu_group_free(&gr);
         return AS_OK;
     }
-    int64_t rows[MAX_AXIS_SIZES], cols[MAX_AXIS_SIZES];
-    int n_rows = 0, n_cols = 0, n_cand = 0;
-    if (code == AS_OK) {
-        const fu_gtensor *anchor = &gr.t[gr.m[n - 1].out];
-        bool matmul_anchor = gr.m[n - 1].compute && gr.m[n - 1].problem.kind != WL_PROBLEM_CONV &&
-                             gr.m[n - 1].problem.kind != WL_PROBLEM_DEPTHWISE;
-        n_rows = axis_sizes(anchor->extent[0], false, rows);
-        n_cols = axis_sizes(anchor->extent[1], matmul_anchor, cols);
-        if (only) {
-            n_rows = n_cols = 1;
-            rows[0] =
-                only->rows > 0 && only->rows < anchor->extent[0] ? only->rows : anchor->extent[0];
-            cols[0] =
-                only->cols > 0 && only->cols < anchor->extent[1] ? only->cols : anchor->extent[1];
-        }
-        cand = malloc((size_t)(n_rows * n_cols * N_HALO_MODES) * sizeof *cand);
-        if (!cand)
-            code = as_fail(st, AS_ENOMEM, "out of memory for tile candidates");
-    }
-    for (int r = 0; code == AS_OK && r < n_rows; r++)
-        for (int k = 0; k < n_cols; k++, n_cand += N_HALO_MODES)
-            count_shape(&gr, rows[r], cols[k], &cand[n_cand]);
-    if (code == AS_OK && only) {
-        cand[0] = cand[only_halo];
-        n_cand = 1;
-    }
-    if (code == AS_OK) {
-        qsort(cand, (size_t)n_cand, sizeof *cand, by_estimate);
-        if (n_cand > 0 && !cand[0].fits)
-            explain_no_fit(e, cand, n_cand, best);
-    }
+    int n_cand = 0;
+    map_problem_outcome *scratch = NULL; /* the hook's answers */
+    if (code == AS_OK)
+        code = count_candidates(&gr, only, only_halo, &cand, &n_cand, st);
+    if (code == AS_OK && n_cand > 0 && !cand[0].fits)
+        explain_no_fit(e, cand, n_cand, best);
+    if (code == AS_OK && e->o.member_mapping && !(scratch = malloc(sizeof *scratch)))
+        code = as_fail(st, AS_ENOMEM, "out of memory for a member's mapping");
     /* Map the best-estimated shapes; every halo mode of a shape shares
      * its tile problems. */
     fu_tile mapped[MAPPED_TILE_SHAPES + 1], walked = {0, 0};
@@ -429,9 +477,71 @@ as_code fu_fused_cost(fu_evaluator *e, const int32_t *ops, int32_t n, const fu_t
             fu_walk_axis(&gr, 1, walked.cols);
         }
         fu_group_cost c;
-        code = cost_tiling(&gr, &cand[i], &c, st);
+        code = cost_tiling(&gr, &cand[i], scratch, &c, st);
         if (code == AS_OK && (better(&c, best) || (!best->valid && !c.valid)))
             *best = c;
+    }
+    free(scratch);
+    free(cand);
+    fu_group_free(&gr);
+    return code;
+}
+
+/* The estimate's first tiling of a fused group, mapping nothing
+ * (fusion.h's fu_group_pick_tile).  Without an on-chip level: the whole
+ * output, not fitting. */
+as_code fu_fused_pick_tile(fu_evaluator *e, const int32_t *ops, int32_t n, fu_tile *tile,
+                           fu_halo_mode *halo, bool *fits, as_status *st)
+{
+    fu_group gr;
+    tiling *cand = NULL;
+    int n_cand = 0;
+    *halo = FU_HALO_RECOMPUTE;
+    *fits = false;
+    fu_output_extents(e->g, ops[n - 1], tile);
+    as_code code = fu_group_init(&gr, e, ops, n, st);
+    if (code != AS_OK || e->onchip < 0) {
+        fu_group_free(&gr);
+        return code;
+    }
+    code = count_candidates(&gr, NULL, FU_HALO_RECOMPUTE, &cand, &n_cand, st);
+    if (code == AS_OK && n_cand > 0) {
+        *tile = cand[0].tile;
+        *halo = cand[0].halo;
+        *fits = cand[0].fits;
+    }
+    free(cand);
+    fu_group_free(&gr);
+    return code;
+}
+
+/* The terms of a fused group at one tile and halo mode (fusion.h's
+ * fu_group_tile_terms), from the same counts and member terms as
+ * cost_tiling. */
+as_code fu_fused_terms(fu_evaluator *e, const int32_t *ops, int32_t n, fu_tile tile,
+                       fu_halo_mode halo, fu_group_terms *out, as_status *st)
+{
+    fu_group gr;
+    tiling *cand = NULL;
+    int n_cand = 0;
+    memset(out, 0, sizeof *out);
+    as_code code = fu_group_init(&gr, e, ops, n, st);
+    if (code == AS_OK && e->onchip < 0)
+        code = as_fail(st, AS_EINVAL, "%s has no on-chip level to fuse in", e->a.name);
+    if (code == AS_OK)
+        code = count_candidates(&gr, &tile, halo, &cand, &n_cand, st);
+    if (code == AS_OK && !(out->m = calloc((size_t)gr.n, sizeof *out->m)))
+        code = as_fail(st, AS_ENOMEM, "out of memory for the terms of a group of %d ops", gr.n);
+    if (code == AS_OK) {
+        fu_walk_axis(&gr, 0, cand[0].tile.rows);
+        fu_walk_axis(&gr, 1, cand[0].tile.cols);
+        group_constants(e, &cand[0], out);
+        out->n = gr.n;
+        for (int32_t i = 0; i < gr.n; i++)
+            member_terms(&gr, i, halo, &out->m[i]);
+    } else {
+        free(out->m);
+        out->m = NULL;
     }
     free(cand);
     fu_group_free(&gr);

@@ -561,6 +561,27 @@ void map_cost_epilogue(const wl_graph *g, const arch_spec *a, const map_residenc
 /* Per-layer energy total and utilisation from the components. */
 void map_finish_layer(const arch_spec *a, map_layer_result *l);
 
+/* The parts of compute layer op's cost (own: its own problem) that its
+ * mapping does not change, under residency res (NULL: streamed), for a
+ * caller that prices the mapping itself (FADiff, src/diff): the bytes it
+ * moves across the DRAM interface besides the mapping's, the resident
+ * weight words it reads besides the mapping's, which data spaces' backing
+ * store words are resident reads instead of DRAM traffic, and its
+ * epilogue alone (map_cost_epilogue on a layer of no other cost): bytes,
+ * energy, and cycles -- its vector work, its own DRAM time and resident
+ * reads; with the layer, the DRAM time is that of the layer's bytes plus
+ * the epilogue's. */
+typedef struct map_layer_fixed {
+    int64_t outside_dram_bytes;
+    int64_t outside_resident_words;
+    bool resident_ds[WL_NDATASPACES];
+    int64_t epilogue_dram_bytes;
+    double epilogue_energy_pJ;
+    int64_t epilogue_cycles;
+} map_layer_fixed;
+void map_layer_fixed_costs(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                           int32_t op, const wl_problem *own, map_layer_fixed *out);
+
 /* MACs per cycle with every unit busy (as map_evaluate counts them). */
 double map_peak_macs_per_cycle(const arch_spec *a);
 /* Element operations per cycle of the vector unit. */

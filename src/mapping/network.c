@@ -706,6 +706,23 @@ void map_cost_epilogue(const wl_graph *g, const arch_spec *a, const map_residenc
     }
 }
 
+void map_layer_fixed_costs(const wl_graph *g, const arch_spec *a, const map_residency *res,
+                           int32_t op, const wl_problem *own, map_layer_fixed *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        out->resident_ds[ds] = map_tensor_is_resident(g, res, own->ds[ds].tensor);
+    out->outside_dram_bytes = outside_traffic(g, a, res, op, own, &out->outside_resident_words);
+    map_layer_result r;
+    memset(&r, 0, sizeof r);
+    r.op = op;
+    map_cost_epilogue(g, a, res, &r);
+    out->epilogue_dram_bytes = r.dram_bytes;
+    out->epilogue_cycles = r.cycles;
+    for (int c = 0; c < MAP_N_COMPONENTS; c++)
+        out->epilogue_energy_pJ += r.energy_by_component_pJ[c];
+}
+
 /* ------------------------------------------------------------- layers */
 
 /* An op that does work at run time and does not run in another's
