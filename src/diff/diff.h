@@ -167,6 +167,7 @@ typedef struct df_options {
     int adam_steps;            /* Adam steps per descent (default 150) */
     double learning_rate;      /* Adam's, in log-factor units (default 0.15) */
     double time_limit_seconds; /* 0: none (a budget bounds the search) */
+    int max_group_ops;         /* joint search: working ops per fused group at most (default 4) */
     volatile int *stop_flag;   /* polled between descents; set: stop, keep the best */
 } df_options;
 
@@ -274,5 +275,33 @@ as_code df_net_plan(const df_net *net, const bool *fused, fu_plan *out, as_statu
  * mappings from the evaluator's hook.  Not valid (reason says) when a
  * group is not a candidate or a member has no mapping. */
 as_code df_net_exact_cost(df_net *net, const bool *fused, fu_plan_cost *out, as_status *st);
+
+/* ----------------------------- the joint search of mappings and fusion (joint.c) */
+
+/*
+ * FADiff's joint search of a network's mappings and fusion (joint.c
+ * states the loss): every layer's mapping, alone and as a fused tile, and
+ * the fusion of consecutive working ops, descended together on df_net's
+ * relaxed cost, rounded, and priced exactly by a fusion evaluator of g on
+ * a with cost options co (its member mappings are the search's).
+ * Anytime and seeded like df_map_search: descent k draws from stream
+ * (seed, k); with a time limit or stop flag a descent ends early and
+ * keeps its rounding.  g and a outlive the search.
+ */
+typedef struct df_fuse_search df_fuse_search;
+
+as_code df_fuse_search_init(df_fuse_search **out, const wl_graph *g, const arch_spec *a,
+                            const fu_cost_options *co, const df_options *o, as_status *st);
+/* Run up to `descents` more descents; false once the search has ended. */
+bool df_fuse_search_step(df_fuse_search *s, int64_t descents);
+/* The best valid plan so far and its exact cost (the caller frees both);
+ * AS_EINVAL when none was found. */
+as_code df_fuse_search_best(const df_fuse_search *s, fu_plan *plan, fu_plan_cost *cost,
+                            as_status *st);
+int64_t df_fuse_search_descents(const df_fuse_search *s);
+/* The best-so-far curve: n_points pairs (seconds since init, EDP in J x
+ * cycles). */
+const double *df_fuse_search_curve(const df_fuse_search *s, int *n_points);
+void df_fuse_search_free(df_fuse_search *s);
 
 #endif

@@ -39,6 +39,7 @@ void df_options_default(df_options *o)
     o->descents_per_step = 8;
     o->adam_steps = 150;
     o->learning_rate = 0.15;
+    o->max_group_ops = 4;
 }
 
 /*
