@@ -3,6 +3,8 @@
  * returns is valid under the exact model, on every zoo model on Gemmini;
  * the same seed gives the same result at 1 and 2 threads; and on
  * ResNet-18 on Gemmini its network EDP is close to the heuristic mapper's.
+ * The joint search of mappings and fusion (src/diff/joint.c) returns valid
+ * plans on every zoo model on Gemmini, the same at 1 and 2 threads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,12 +131,97 @@ static void test_close_to_the_mapper_on_resnet18(void **state)
     wl_graph_free(g);
 }
 
+/* FADiff's joint search of g on a: its best plan and cost after
+ * `descents` descents of `steps` steps. */
+static void joint(const wl_graph *g, const arch_spec *a, int threads, int descents, int steps,
+                  fu_plan *plan, fu_plan_cost *cost)
+{
+    df_options o;
+    df_options_default(&o);
+    o.threads = threads;
+    o.adam_steps = steps;
+    o.seed = 3;
+    df_fuse_search *s;
+    as_status st;
+    if (df_fuse_search_init(&s, g, a, NULL, &o, &st) != AS_OK)
+        fail_msg("%s: %s", g->name, st.message);
+    df_fuse_search_step(s, descents);
+    if (df_fuse_search_best(s, plan, cost, &st) != AS_OK)
+        fail_msg("%s: %s", g->name, st.message);
+    int n_curve;
+    const double *curve = df_fuse_search_curve(s, &n_curve);
+    assert_true(n_curve >= 1);
+    assert_true(curve[2 * n_curve - 1] == cost->edp_J_cycle);
+    df_fuse_search_free(s);
+}
+
+static void test_joint_plans_valid_on_every_zoo_model(void **state)
+{
+    (void)state;
+    arch_spec a;
+    as_status st;
+    assert_int_equal(arch_load("gemmini", &a, &st), AS_OK);
+    int n_models, groups = 0, fused = 0;
+    const wl_zoo_entry *zoo = wl_zoo_entries(&n_models);
+    for (int i = 0; i < n_models; i++) {
+        wl_graph *g;
+        wl_epilogue_stats es;
+        assert_int_equal(wl_zoo_build(zoo[i].name, &g, &st), AS_OK);
+        assert_int_equal(wl_fuse_epilogues(g, &es, &st), AS_OK);
+        fu_plan plan;
+        fu_plan_cost cost;
+        joint(g, &a, 2, 1, 4, &plan, &cost);
+        char why[160];
+        if (!fu_plan_valid(g, &plan, why, sizeof why))
+            fail_msg("%s: %s", zoo[i].name, why);
+        if (!cost.valid)
+            fail_msg("%s: %s", zoo[i].name, cost.reason);
+        assert_int_equal(cost.n_groups, plan.n_groups);
+        for (int32_t k = 0; k < cost.n_groups; k++) {
+            assert_true(cost.groups[k].valid);
+            fused += cost.groups[k].n_tiles > 1 || cost.groups[k].recomputed_macs > 0;
+        }
+        groups += cost.n_groups;
+        fu_plan_cost_free(&cost);
+        fu_plan_free(&plan);
+        wl_graph_free(g);
+    }
+    printf("%d valid groups (%d tiled) in FADiff's plans of %d zoo models\n", groups, fused,
+           n_models);
+}
+
+static void test_joint_same_seed_same_result_any_threads(void **state)
+{
+    (void)state;
+    arch_spec a;
+    as_status st;
+    wl_graph *g;
+    wl_epilogue_stats es;
+    assert_int_equal(arch_load("gemmini", &a, &st), AS_OK);
+    assert_int_equal(wl_zoo_build("resnet18_cifar", &g, &st), AS_OK);
+    assert_int_equal(wl_fuse_epilogues(g, &es, &st), AS_OK);
+    fu_plan plan[2];
+    fu_plan_cost cost[2];
+    for (int threads = 1; threads <= 2; threads++)
+        joint(g, &a, threads, 6, 12, &plan[threads - 1], &cost[threads - 1]);
+    assert_true(fu_plan_equal(&plan[0], &plan[1]));
+    assert_true(cost[0].edp_J_cycle == cost[1].edp_J_cycle);
+    assert_int_equal(cost[0].cycles, cost[1].cycles);
+    for (int i = 0; i < 2; i++) {
+        fu_plan_cost_free(&cost[i]);
+        fu_plan_free(&plan[i]);
+    }
+    wl_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_zoo_model_valid_on_gemmini),
         cmocka_unit_test(test_same_seed_same_result_any_threads),
         cmocka_unit_test(test_close_to_the_mapper_on_resnet18),
+        cmocka_unit_test(test_joint_plans_valid_on_every_zoo_model),
+        cmocka_unit_test(test_joint_same_seed_same_result_any_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

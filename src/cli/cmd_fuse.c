@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff/diff.h"
 #include "fusion/fusion.h"
 
 typedef struct fuse_options {
@@ -20,14 +21,18 @@ typedef struct fuse_options {
     bool weights_set;
 } fuse_options;
 
-static const char *const algo_names[] = {"none", "ga", "dp", "ilp", NULL};
+static const char *const algo_names[] = {"none", "ga", "dp", "ilp", "fadiff", NULL};
 static const fu_algorithm algos[] = {FU_ALGO_NONE, FU_ALGO_GA, FU_ALGO_DP, FU_ALGO_ILP};
+/* --algo fadiff: FADiff's joint search of mappings and fusion (src/diff),
+ * not a fusion search with the mapper inside. */
+#define ALGO_FADIFF 4
 static const char *const objective_names[] = {"casco", "edp", "energy", "latency", NULL};
 static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERGY, FU_OBJ_CYCLES};
 
 /* Old spellings, kept as aliases for one release (static: the tables
  * outlive the functions that build them). */
 static const char *const old_map_budget[] = {"mapper-budget", NULL};
+static const char *const time_aliases[] = {"time", NULL};
 
 enum { FUSE_MAX_OPTIONS = 24 };
 
@@ -36,15 +41,17 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
 {
     int n = 0;
     n += cli_add_design_options(options + n, &o->design);
-    options[n++] =
-        cli_enum("algo", &o->algo, algo_names, "none (layer by layer), ga (default), dp, ilp");
+    options[n++] = cli_enum("algo", &o->algo, algo_names,
+                            "none (layer by layer), ga (default), dp, ilp; fadiff: mappings\n"
+                            "and fusion jointly by gradient descent (FADiff)");
     options[n++] = cli_enum("objective", &o->objective, objective_names,
                             "casco (default: (off-chip + on-chip energy) x cycles),\n"
                             "edp, energy, latency");
-    options[n++] =
-        cli_int("plan-budget", "N", &o->plan_budget, 1, INT64_MAX, "fusion plans to evaluate (ga)");
-    options[n++] = cli_double("time-limit", "SECONDS", &o->time_limit_s, 0, 1e9,
-                              "seconds for the ILP's solver (ilp)");
+    options[n++] = cli_int("plan-budget", "N", &o->plan_budget, 1, INT64_MAX,
+                           "fusion plans to evaluate (ga), descents (fadiff, default 4)");
+    options[n] = cli_double("time-limit", "SECONDS", &o->time_limit_s, 0, 1e9,
+                            "seconds for the ILP's solver (ilp) or the whole search (fadiff)");
+    options[n++].aliases = time_aliases;
     options[n] = cli_int("map-budget", "N", &o->mapper_budget, 1, INT64_MAX,
                          "map each tile problem with the heuristic mapper, N mappings\n"
                          "(as search does at full fidelity; default: to its own end)");
@@ -82,7 +89,9 @@ static int parse_fuse_options(cli_command *cmd, int argc, char **argv, fuse_opti
         return rc;
     if (!o->design.arch || !o->design.model)
         return cli_usage_error(cmd, "fuse needs --arch and --model");
-    o->search.algorithm = algos[o->algo];
+    if (o->algo == ALGO_FADIFF && o->mapper_budget > 0)
+        return cli_usage_error(cmd, "--algo fadiff finds the mappings itself: drop --map-budget");
+    o->search.algorithm = o->algo == ALGO_FADIFF ? FU_ALGO_NONE : algos[o->algo];
     o->search.objective = objectives[o->objective];
     if (o->old_budget > 0) { /* plans for ga, seconds for ilp, as it always meant */
         o->search.budget = o->old_budget;
@@ -167,16 +176,34 @@ static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)
     cli_json_end_object(j);
 }
 
+/* What a search did, for the JSON. */
+typedef struct fuse_run {
+    int64_t evaluated;   /* plans (fusion searches) or descents (fadiff) */
+    const double *curve; /* fadiff: (seconds, EDP) pairs */
+    int n_curve;
+} fuse_run;
+
 static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_options *o,
                             const wl_epilogue_stats *lowered, const fu_plan *p,
-                            const fu_plan_cost *c, const fu_plan_cost *base, int64_t evaluated,
+                            const fu_plan_cost *c, const fu_plan_cost *base, const fuse_run *run,
                             int32_t *ops)
 {
     char name[256];
     cli_json j;
     cli_json_begin_design(&j, g, a);
     cli_json_string_field(&j, "algorithm", algo_names[o->algo]);
-    cli_json_int_field(&j, "plans_evaluated", evaluated);
+    cli_json_int_field(&j, o->algo == ALGO_FADIFF ? "descents" : "plans_evaluated", run->evaluated);
+    if (run->curve) {
+        cli_json_key(&j, "curve");
+        cli_json_begin_array(&j);
+        for (int i = 0; i < run->n_curve; i++) {
+            cli_json_begin_object(&j);
+            cli_json_double_field(&j, "seconds", run->curve[2 * i]);
+            cli_json_double_field(&j, "edp_J_cycle", run->curve[2 * i + 1]);
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+    }
     cli_json_weights(&j, a, &c->weights);
     json_totals(&j, "totals", c);
     json_totals(&j, "baseline", base);
@@ -234,6 +261,38 @@ static void warn_baseline_narrowing(const wl_graph *g, const arch_spec *a,
     map_network_free(&r);
 }
 
+/* FADiff's joint search of g on a (co: the cost options, its mappings
+ * aside) for the descents of --plan-budget (default 4) or until
+ * --time-limit, showing progress; *out is the search (the caller frees
+ * it). */
+static as_code run_fadiff(const wl_graph *g, const arch_spec *a, const fu_cost_options *co,
+                          const fuse_options *o, df_fuse_search **out, as_status *st)
+{
+    df_options d;
+    df_options_default(&d);
+    d.seed = o->search.seed;
+    d.threads = o->search.threads;
+    d.time_limit_seconds = o->time_limit_s;
+    d.stop_flag = &interrupted;
+    fu_cost_options joint = *co;
+    joint.shared_mappings = NULL; /* FADiff's mappings are its own */
+    as_code code = df_fuse_search_init(out, g, a, &joint, &d, st);
+    if (code != AS_OK)
+        return code;
+    int64_t total = o->plan_budget > 0 ? o->plan_budget : o->time_limit_s > 0 ? INT64_MAX : 4;
+    int64_t chunk = 4; /* descents between progress updates */
+    cli_progress progress;
+    cli_progress_init(&progress, "descents");
+    while (!interrupted && df_fuse_search_descents(*out) < total &&
+           df_fuse_search_step(*out, total - df_fuse_search_descents(*out) < chunk
+                                         ? total - df_fuse_search_descents(*out)
+                                         : chunk))
+        cli_progress_update(&progress, df_fuse_search_descents(*out),
+                            total == INT64_MAX ? df_fuse_search_descents(*out) + 1 : total);
+    cli_progress_end(&progress);
+    return AS_OK;
+}
+
 int cli_fuse(int argc, char **argv)
 {
     fuse_options o = {0};
@@ -248,6 +307,7 @@ int cli_fuse(int argc, char **argv)
     wl_graph *g = NULL;
     fu_evaluator *e = NULL;
     fu_search *s = NULL;
+    df_fuse_search *d = NULL;
     fu_plan plan = {0}, baseline = {0};
     fu_plan_cost cost = {0}, base_cost = {0};
     int32_t *ops = NULL;
@@ -278,24 +338,34 @@ int cli_fuse(int argc, char **argv)
         fu_plan_evaluate(e, &baseline, &base_cost, &st) != AS_OK)
         goto failed;
     warn_baseline_narrowing(g, a, &co);
-    if (fu_search_init(&s, e, &o.search, &st) != AS_OK)
-        goto failed;
     cli_catch_interrupt(&interrupted);
-    cli_progress progress;
-    cli_progress_init(&progress, "fusing");
-    int64_t expected = o.search.budget > 0 ? o.search.budget : 0;
-    while (!interrupted && fu_search_step(s, 16))
-        cli_progress_update(&progress, fu_search_evaluated(s),
-                            expected > 0 ? expected : fu_search_evaluated(s) + 16);
-    cli_progress_end(&progress);
-    if (fu_search_best(s, &plan, &cost, &st) != AS_OK)
-        goto failed;
+    fuse_run run = {0};
+    if (o.algo == ALGO_FADIFF) {
+        if (run_fadiff(g, a, &co, &o, &d, &st) != AS_OK ||
+            df_fuse_search_best(d, &plan, &cost, &st) != AS_OK)
+            goto failed;
+        run.evaluated = df_fuse_search_descents(d);
+        run.curve = df_fuse_search_curve(d, &run.n_curve);
+    } else {
+        if (fu_search_init(&s, e, &o.search, &st) != AS_OK)
+            goto failed;
+        cli_progress progress;
+        cli_progress_init(&progress, "fusing");
+        int64_t expected = o.search.budget > 0 ? o.search.budget : 0;
+        while (!interrupted && fu_search_step(s, 16))
+            cli_progress_update(&progress, fu_search_evaluated(s),
+                                expected > 0 ? expected : fu_search_evaluated(s) + 16);
+        cli_progress_end(&progress);
+        if (fu_search_best(s, &plan, &cost, &st) != AS_OK)
+            goto failed;
+        run.evaluated = fu_search_evaluated(s);
+    }
     if (interrupted) {
         fprintf(stderr, "accelsearch: interrupted; the best plan so far follows\n");
         rc = CLI_EXIT_INTERRUPTED;
     }
     if (o.json)
-        print_fuse_json(g, a, &o, &lowered, &plan, &cost, &base_cost, fu_search_evaluated(s), ops);
+        print_fuse_json(g, a, &o, &lowered, &plan, &cost, &base_cost, &run, ops);
     else
         print_fuse_table(g, a, &o, &lowered, &plan, &cost, &base_cost, ops);
     goto done;
@@ -307,6 +377,7 @@ done:
     fu_plan_free(&plan);
     fu_plan_free(&baseline);
     fu_search_free(s);
+    df_fuse_search_free(d);
     fu_evaluator_free(e);
     map_cache_free(co.shared_mappings);
     wl_graph_free(g);

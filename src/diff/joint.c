@@ -23,8 +23,11 @@
  * exactly with those mappings (its member_mapping hook reads the
  * worker's table); groups that come out invalid are split and priced
  * again.  Descents run in parallel, one per worker (its own evaluator,
- * network and tape), from streams (seed, descent), merged in descent
- * order: the same seed gives the same result whatever the thread count.
+ * network and tape), from streams (seed, descent), DESCENTS_PER_CHUNK at
+ * a time, merged in descent order: the same seed gives the same result
+ * whatever the thread count.  Between chunks the descents pool, per pair,
+ * the best rounded mapping any of them found (by the pair's own EDP): a
+ * later descent prices its plans with it where it beats its own rounding.
  */
 #include "diff_private.h"
 
@@ -36,6 +39,9 @@
 #define TAPE_NODES (1 << 20)
 #define ROUNDINGS 3
 #define REPAIR_ROUNDS 3
+/* Descents run between two merges of their results, whatever the thread
+ * count (so that the result does not depend on it). */
+#define DESCENTS_PER_CHUNK 4
 
 /* A pair's rounded mapping, as the evaluator's hook hands it out. */
 typedef struct pair_mapping {
@@ -77,6 +83,11 @@ struct df_fuse_search {
     double started;
     int64_t descents;
     bool ended, found;
+    /* Per pair, the best rounded mapping of all descents merged so far
+     * (by its own EDP): a descent prices its plans with it where it beats
+     * its own rounding, so that descents pool what each found for a layer
+     * or tile; candidate[i * n_pairs + k] is descent i's of a chunk. */
+    pair_mapping *elite, *candidate;
     bool *best_fused;
     fu_plan_cost best_cost;
     double *curve;
@@ -182,13 +193,23 @@ static bool loss_and_gradient(worker *w, double tau, double tau_g, double lambda
 /* Round the worker's x to mappings and a plan and price it exactly into
  * *cost (valid or not); groups priced invalid are split and the plan
  * priced again. */
-static as_code round_and_price(worker *w, fu_plan_cost *cost, as_status *st)
+static bool beats(const pair_mapping *x, const pair_mapping *y)
+{
+    return x->found && (!y->found || x->eval.edp_J_cycle < y->eval.edp_J_cycle);
+}
+
+static as_code round_and_price(worker *w, pair_mapping *candidate, fu_plan_cost *cost,
+                               as_status *st)
 {
     const df_fuse_search *s = w->s;
     for (int32_t k = 0; k < s->n_pairs; k++) {
         pair_mapping *pm = &w->table[k];
         pm->found = df_layer_round(&s->layers[k], &df_net_problem_at(w->net, k)->problem,
                                    w->x + s->offset[k], &pm->mapping, &pm->eval);
+        if (beats(pm, &candidate[k]))
+            candidate[k] = *pm;
+        if (beats(&s->elite[k], pm))
+            *pm = s->elite[k];
     }
     for (int v = 0; v < s->n_fusion; v++)
         w->phi_values[v] = 1 / (1 + exp(-w->x[s->offset[s->n_pairs] + v]));
@@ -226,7 +247,8 @@ static bool stop_now(const df_fuse_search *s)
 
 /* One descent from stream r: the best exactly priced valid design seen
  * into *best and best_fused (false: none). */
-static bool descend(worker *w, as_rng *r, fu_plan_cost *best, bool *best_fused)
+static bool descend(worker *w, as_rng *r, pair_mapping *candidate, fu_plan_cost *best,
+                    bool *best_fused)
 {
     const df_fuse_search *s = w->s;
     bool found = false;
@@ -249,7 +271,7 @@ static bool descend(worker *w, as_rng *r, fu_plan_cost *best, bool *best_fused)
             fu_plan_cost cost = {0};
             as_status st;
             as_status_clear(&st);
-            if (round_and_price(w, &cost, &st) == AS_OK && cost.valid &&
+            if (round_and_price(w, candidate, &cost, &st) == AS_OK && cost.valid &&
                 (!found || cost.edp_J_cycle < best->edp_J_cycle)) {
                 fu_plan_cost_free(best);
                 *best = cost;
@@ -382,7 +404,10 @@ as_code df_fuse_search_init(df_fuse_search **out, const wl_graph *g, const arch_
         code = pair_spaces(s, st);
     for (int i = 0; code == AS_OK && i < s->threads; i++)
         code = worker_arrays(s, &s->w[i], st);
-    if (code == AS_OK && !(s->best_fused = calloc((size_t)s->n_fusion + 1, sizeof(bool))))
+    if (code == AS_OK && (!(s->best_fused = calloc((size_t)s->n_fusion + 1, sizeof(bool))) ||
+                          !(s->elite = calloc((size_t)s->n_pairs + 1, sizeof *s->elite)) ||
+                          !(s->candidate = calloc(((size_t)s->n_pairs + 1) * DESCENTS_PER_CHUNK,
+                                                  sizeof *s->candidate))))
         code = as_fail(st, AS_ENOMEM, "out of memory for FADiff's plan");
     if (code != AS_OK) {
         df_fuse_search_free(s);
@@ -415,28 +440,32 @@ static void note_best(df_fuse_search *s, fu_plan_cost *cost, const bool *fused)
 
 bool df_fuse_search_step(df_fuse_search *s, int64_t descents)
 {
-    enum { CHUNK = 16 };
+    enum { CHUNK = DESCENTS_PER_CHUNK };
+    size_t pairs = (size_t)s->n_pairs;
     while (!s->ended && descents > 0) {
         if (stop_now(s)) {
             s->ended = true;
             break;
         }
-        int n = descents < s->threads ? (int)descents : s->threads;
-        if (n > CHUNK)
-            n = CHUNK;
+        int n = descents < CHUNK ? (int)descents : CHUNK;
         fu_plan_cost cost[CHUNK];
         bool *fused[CHUNK], found[CHUNK];
         memset(cost, 0, sizeof cost);
+        memset(s->candidate, 0, sizeof *s->candidate * pairs * CHUNK);
         for (int i = 0; i < n; i++)
             fused[i] = calloc((size_t)s->n_fusion + 1, sizeof(bool));
 #pragma omp parallel for num_threads(s->threads) schedule(static, 1)
         for (int i = 0; i < n; i++) {
             as_rng r = as_rng_stream(s->o.seed, (uint64_t)(s->descents + i), AS_RNG_ADVANCED_ONCE);
-            found[i] = fused[i] && descend(&s->w[omp_get_thread_num()], &r, &cost[i], fused[i]);
+            found[i] = fused[i] && descend(&s->w[omp_get_thread_num()], &r,
+                                           s->candidate + (size_t)i * pairs, &cost[i], fused[i]);
         }
         for (int i = 0; i < n; i++) {
             if (found[i] && (!s->found || cost[i].edp_J_cycle < s->best_cost.edp_J_cycle))
                 note_best(s, &cost[i], fused[i]);
+            for (size_t k = 0; k < pairs; k++)
+                if (beats(&s->candidate[(size_t)i * pairs + k], &s->elite[k]))
+                    s->elite[k] = s->candidate[(size_t)i * pairs + k];
             fu_plan_cost_free(&cost[i]);
             free(fused[i]);
         }
@@ -481,6 +510,8 @@ void df_fuse_search_free(df_fuse_search *s)
     free(s->layers);
     free(s->offset);
     free(s->best_fused);
+    free(s->elite);
+    free(s->candidate);
     fu_plan_cost_free(&s->best_cost);
     free(s->curve);
     free(s);
