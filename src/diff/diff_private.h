@@ -93,6 +93,16 @@ void df_layer_random_start(const df_layer *L, as_rng *r, double *x);
 #define LAMBDA_FROM 0.3
 #define LAMBDA_TO 30.0
 
+/* x := the variables of mapping m of the layer's problem (its free
+ * factors' logarithms, logits of +1 for m's choices and axes, 0 for the
+ * others), each moved by a uniform draw of +-jitter. */
+void df_layer_start_at(const df_layer *L, const map_mapping *m, as_rng *r, double jitter,
+                       double *x);
+/* One descent of Adam on p's own relaxed loss (optim.c) from a random
+ * start drawn from r: the best valid rounding seen (false: none). */
+bool df_layer_descend(df_tape *t, const df_layer *L, const wl_problem *p, const df_options *o,
+                      as_rng *r, map_mapping *best, map_eval *best_eval);
+
 /* The schedule at progress in [0, 1] of a descent: model temperature,
  * Gumbel temperature, penalty weight. */
 void df_schedule(double progress, double *tau, double *tau_gumbel, double *lambda);

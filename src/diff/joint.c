@@ -42,6 +42,11 @@
 /* Descents run between two merges of their results, whatever the thread
  * count (so that the result does not depend on it). */
 #define DESCENTS_PER_CHUNK 4
+/* A joint descent starts each pair's variables this far (log units) around
+ * the pair's pooled best mapping. */
+#define START_JITTER 0.3
+/* Streams of the warm-up descents: (seed, WARM_STREAM + pair). */
+#define WARM_STREAM (UINT64_C(1) << 40)
 
 /* A pair's rounded mapping, as the evaluator's hook hands it out. */
 typedef struct pair_mapping {
@@ -88,6 +93,7 @@ struct df_fuse_search {
      * its own rounding, so that descents pool what each found for a layer
      * or tile; candidate[i * n_pairs + k] is descent i's of a chunk. */
     pair_mapping *elite, *candidate;
+    bool warm; /* the pool holds the warm-up's mappings */
     bool *best_fused;
     fu_plan_cost best_cost;
     double *curve;
@@ -255,7 +261,11 @@ static bool descend(worker *w, as_rng *r, pair_mapping *candidate, fu_plan_cost 
     memset(w->m1, 0, sizeof(double) * (size_t)s->n_vars);
     memset(w->m2, 0, sizeof(double) * (size_t)s->n_vars);
     for (int32_t k = 0; k < s->n_pairs; k++)
-        df_layer_random_start(&s->layers[k], r, w->x + s->offset[k]);
+        if (s->elite[k].found)
+            df_layer_start_at(&s->layers[k], &s->elite[k].mapping, r, START_JITTER,
+                              w->x + s->offset[k]);
+        else
+            df_layer_random_start(&s->layers[k], r, w->x + s->offset[k]);
     for (int v = 0; v < s->n_fusion; v++)
         w->x[s->offset[s->n_pairs] + v] = 2 * as_rng_unit(r) - 1;
     int steps = s->o.adam_steps > 0 ? s->o.adam_steps : 1;
@@ -438,8 +448,31 @@ static void note_best(df_fuse_search *s, fu_plan_cost *cost, const bool *fused)
     s->n_curve++;
 }
 
+/*
+ * Before the first joint descent: one descent of each pair on its own
+ * relaxed loss (df_layer_descend, as df_map_search runs them), pairs in
+ * parallel, into the pool.  Layer by layer is where the joint descents
+ * start: each then moves the fusion and every mapping together from
+ * there, rather than from mappings no better than random.
+ */
+static void warm_up(df_fuse_search *s)
+{
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t k = 0; k < s->n_pairs; k++) {
+        worker *w = &s->w[omp_get_thread_num()];
+        as_rng r = as_rng_stream(s->o.seed, WARM_STREAM + (uint64_t)k, AS_RNG_ADVANCED_ONCE);
+        pair_mapping *pm = &s->elite[k];
+        pm->found =
+            df_layer_descend(&w->tape, &s->layers[k], &df_net_problem_at(w->net, k)->problem, &s->o,
+                             &r, &pm->mapping, &pm->eval);
+    }
+    s->warm = true;
+}
+
 bool df_fuse_search_step(df_fuse_search *s, int64_t descents)
 {
+    if (!s->warm && descents > 0 && !stop_now(s))
+        warm_up(s);
     enum { CHUNK = DESCENTS_PER_CHUNK };
     size_t pairs = (size_t)s->n_pairs;
     while (!s->ended && descents > 0) {

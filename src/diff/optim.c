@@ -82,9 +82,8 @@ static bool loss_and_gradient(df_tape *t, const df_layer *L, const wl_problem *p
 
 /* ------------------------------------------------------------- descent */
 
-/* One descent from stream r: the best valid rounding seen (false: none). */
-static bool descend(df_tape *t, const df_layer *L, const wl_problem *p, const df_options *o,
-                    as_rng *r, map_mapping *best, map_eval *best_eval)
+bool df_layer_descend(df_tape *t, const df_layer *L, const wl_problem *p, const df_options *o,
+                      as_rng *r, map_mapping *best, map_eval *best_eval)
 {
     double x[MAX_VARS], g[MAX_VARS], grad[MAX_VARS], m1[MAX_VARS] = {0}, m2[MAX_VARS] = {0};
     bool found = false;
@@ -181,8 +180,8 @@ bool df_map_search_step(df_map_search *s, int64_t descents)
 #pragma omp parallel for num_threads(s->threads) schedule(static, 1)
         for (int i = 0; i < n; i++) {
             as_rng r = as_rng_stream(s->o.seed, (uint64_t)(s->descents + i), AS_RNG_ADVANCED_ONCE);
-            found[i] = descend(&s->tapes[omp_get_thread_num()], &s->layer, &s->problem, &s->o, &r,
-                               &m[i], &e[i]);
+            found[i] = df_layer_descend(&s->tapes[omp_get_thread_num()], &s->layer, &s->problem,
+                                        &s->o, &r, &m[i], &e[i]);
         }
         for (int i = 0; i < n; i++)
             if (found[i] && (!s->found || e[i].edp_J_cycle < s->best_eval.edp_J_cycle))

@@ -569,6 +569,32 @@ void df_layer_random_start(const df_layer *L, as_rng *r, double *x)
                 x[L->axis_var[l] + d] = 2 * as_rng_unit(r) - 1;
 }
 
+void df_layer_start_at(const df_layer *L, const map_mapping *m, as_rng *r, double jitter, double *x)
+{
+    memset(x, 0, sizeof(double) * (size_t)L->n_vars);
+    for (int i = 0; i < L->n_factor_vars; i++) {
+        const factor_var *fv = &L->factor[i];
+        x[i] = log((double)slot_value(m, fv->slot, fv->d) /
+                   (double)slot_value(&L->blank, fv->slot, fv->d));
+    }
+    for (int k = 0; k < L->n_choices; k++) {
+        const choice *ch = &L->choice[k];
+        for (int o = 0; o < ch->n_options; o++) {
+            bool chosen = ch->kind == CHOICE_ORDER
+                              ? memcmp(L->order[ch->level][o], m->level[ch->level].temporal_order,
+                                       WL_NDIMS) == 0
+                              : m->level[ch->level].keep[ch->ds] == (o == 0);
+            x[ch->var + o] = chosen ? 1 : 0;
+        }
+    }
+    for (int l = 0; l < L->blank.n_levels; l++)
+        if (L->axis_var[l] >= 0)
+            for (int d = 0; d < WL_NDIMS; d++)
+                x[L->axis_var[l] + d] = axis_of(m, l, d) == 0 ? 1 : -1;
+    for (int i = 0; i < L->n_vars; i++)
+        x[i] += jitter * (2 * as_rng_unit(r) - 1);
+}
+
 void df_gumbel(as_rng *r, double *g, int n)
 {
     for (int i = 0; i < n; i++) {
