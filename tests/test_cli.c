@@ -465,7 +465,7 @@ static void test_fuse(void **state)
                          "fuse --arch eyeriss --model alexnet --algo magic",
                          "fuse --arch eyeriss --model alexnet --budget 0"};
     const char *message[] = {"fuse needs --arch and --model", "fuse needs --arch and --model",
-                             "--algo wants none, ga, dp or ilp, got 'magic'",
+                             "--algo wants none, ga, dp, ilp or fadiff, got 'magic'",
                              "--budget wants an integer from 1 to"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_result r;

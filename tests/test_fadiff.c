@@ -12,13 +12,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "arch/arch.h"
 #include "diff/diff.h"
 #include "mapping/mapping.h"
 #include "workload/workload.h"
+
+#include "cli_run.h"
 
 /* Map g on a layer by layer with FADiff (o) or, when o is NULL, the
  * heuristic mapper at its defaults. */
@@ -214,6 +220,39 @@ static void test_joint_same_seed_same_result_any_threads(void **state)
     wl_graph_free(g);
 }
 
+/* `map --algo fadiff` and `fuse --algo fadiff` end to end: JSON with the
+ * totals and, for fuse, a best-so-far curve ending at the plan's EDP. */
+static void test_cli(void **state)
+{
+    (void)state;
+    run_result r;
+    run(&r, "map --arch gemmini --model resnet18_cifar --algo fadiff --map-budget 2 --json");
+    assert_int_equal(r.status, 0);
+    json_error_t error;
+    json_t *v = json_loads(r.out, 0, &error);
+    assert_non_null(v);
+    double map_edp =
+        json_number_value(json_object_get(json_object_get(v, "totals"), "edp_J_cycle"));
+    assert_true(map_edp > 0);
+    json_decref(v);
+    free(r.out);
+
+    run(&r, "fuse --arch gemmini --model resnet18_cifar --algo fadiff --plan-budget 1 --json");
+    assert_int_equal(r.status, 0);
+    v = json_loads(r.out, 0, &error);
+    assert_non_null(v);
+    assert_string_equal(json_string_value(json_object_get(v, "algorithm")), "fadiff");
+    assert_int_equal(json_integer_value(json_object_get(v, "descents")), 1);
+    double edp = json_number_value(json_object_get(json_object_get(v, "totals"), "edp_J_cycle"));
+    json_t *curve = json_object_get(v, "curve");
+    size_t n = json_array_size(curve);
+    assert_true(n >= 1);
+    double last = json_number_value(json_object_get(json_array_get(curve, n - 1), "edp_J_cycle"));
+    assert_true(fabs(last - edp) <= 1e-9 * edp);
+    json_decref(v);
+    free(r.out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_close_to_the_mapper_on_resnet18),
         cmocka_unit_test(test_joint_plans_valid_on_every_zoo_model),
         cmocka_unit_test(test_joint_same_seed_same_result_any_threads),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
