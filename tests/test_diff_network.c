@@ -32,7 +32,6 @@ typedef struct fixture {
     fu_evaluator *e;
     const arch_spec *a;
     df_net *net;
-    df_net_work *w;
     int32_t n;
     bool *found;
     map_mapping *m;
@@ -130,8 +129,6 @@ static void setup(fixture *fx, const char *model, const char *preset, int max_gr
     if (df_net_init(&fx->net, fx->e, max_group_ops, &st) != AS_OK)
         fail_msg("%s on %s: %s", model, preset, st.message);
     fx->n = df_net_n_problems(fx->net);
-    if (df_net_work_new(fx->net, &fx->w, &st) != AS_OK)
-        fail_msg("%s", st.message);
     fx->found = calloc((size_t)fx->n, sizeof *fx->found);
     fx->m = calloc((size_t)fx->n, sizeof *fx->m);
     fx->scale = calloc((size_t)fx->n, sizeof *fx->scale);
@@ -151,7 +148,6 @@ static void setup(fixture *fx, const char *model, const char *preset, int max_gr
 
 static void teardown(fixture *fx)
 {
-    df_net_work_free(fx->w);
     df_net_free(fx->net);
     fu_evaluator_free(fx->e);
     wl_graph_free(fx->g);
@@ -169,7 +165,7 @@ static void relaxed_at(fixture *fx, df_tape *t, const double *phi, df_var *phi_v
         df_tape_reset(t);
         for (int32_t v = 0; v < df_net_n_vars(fx->net); v++)
             phi_vars[v] = df_const(t, phi[v]);
-        df_net_relaxed_cost(fx->net, fx->w, t, phi_vars, relaxed, fx, out);
+        df_net_relaxed_cost(fx->net, t, phi_vars, relaxed, fx, out);
         if (!t->full)
             return;
         as_status st;
@@ -210,7 +206,7 @@ static int check_corners(const char *model, const char *preset, int max_group_op
             phi[v] = fused[v];
         as_status st;
         fu_plan_cost exact;
-        assert_int_equal(df_net_exact_cost(fx.net, NULL, fused, &exact, &st), AS_OK);
+        assert_int_equal(df_net_exact_cost(fx.net, fused, &exact, &st), AS_OK);
         if (!exact.valid) { /* a member without a random valid mapping */
             fu_plan_cost_free(&exact);
             continue;
@@ -372,7 +368,7 @@ static void test_hook_not_cached(void **state)
     assert_non_null(fused);
     as_status st;
     fu_plan_cost c1, c2;
-    assert_int_equal(df_net_exact_cost(fx.net, NULL, fused, &c1, &st), AS_OK);
+    assert_int_equal(df_net_exact_cost(fx.net, fused, &c1, &st), AS_OK);
     int64_t calls = fx.hook_calls;
     assert_true(calls > 0);
     /* Another mapping for every pair: a different cost. */
@@ -383,7 +379,7 @@ static void test_hook_not_cached(void **state)
         if (ms_init(&s, fx.a, p, false, &st) == AS_OK)
             fx.found[k] = random_valid(&s, &r, fx.a, p, &fx.m[k]);
     }
-    assert_int_equal(df_net_exact_cost(fx.net, NULL, fused, &c2, &st), AS_OK);
+    assert_int_equal(df_net_exact_cost(fx.net, fused, &c2, &st), AS_OK);
     assert_true(fx.hook_calls == 2 * calls);
     assert_true(c1.energy_pJ != c2.energy_pJ || c1.cycles != c2.cycles);
     fu_plan_cost_free(&c1);
@@ -411,7 +407,7 @@ static void test_infeasible(void **state)
     }
     as_status st;
     fu_plan_cost exact;
-    assert_int_equal(df_net_exact_cost(fx.net, NULL, fused, &exact, &st), AS_OK);
+    assert_int_equal(df_net_exact_cost(fx.net, fused, &exact, &st), AS_OK);
     assert_false(exact.valid);
     fu_plan_cost_free(&exact);
     df_tape t;
@@ -424,7 +420,7 @@ static void test_infeasible(void **state)
         phi[v] = fused[v];
     relaxed_at(&fx, &t, phi, vars, &c);
     assert_true(df_value(&t, c.infeasible) == 0);
-    assert_int_equal(df_net_exact_cost(fx.net, NULL, fused, &exact, &st), AS_OK);
+    assert_int_equal(df_net_exact_cost(fx.net, fused, &exact, &st), AS_OK);
     assert_true(exact.valid);
     fu_plan_cost_free(&exact);
     df_tape_free(&t);

@@ -78,11 +78,8 @@ struct df_net {
     int32_t n_entries, max_entries;
     df_net_problem *entries;
     int32_t max_members; /* of the largest run */
-};
-
-/* Room for one evaluation of the relaxed cost (one per thread). */
-struct df_net_work {
-    df_cost *costs;                          /* per entry */
+    /* Room for one evaluation of the relaxed cost, allocated at init: */
+    df_cost *costs;                          /* per entry: the last evaluation's */
     df_var *member_cycles, *epilogue_cycles; /* per member of the largest run */
     df_var *covered;                         /* per working op */
 };
@@ -214,6 +211,22 @@ static as_code find_runs(df_net *net, as_status *st)
     return code;
 }
 
+/* The room one evaluation of the relaxed cost needs (so that it
+ * allocates nothing). */
+static as_code alloc_workspace(df_net *net, as_status *st)
+{
+    size_t members = (size_t)(net->max_members > 0 ? net->max_members : 1);
+    size_t entries = (size_t)(net->n_entries > 0 ? net->n_entries : 1);
+    size_t ops = (size_t)(net->n_work > 0 ? net->n_work : 1);
+    net->costs = malloc(entries * sizeof *net->costs);
+    net->member_cycles = malloc(members * sizeof *net->member_cycles);
+    net->epilogue_cycles = malloc(members * sizeof *net->epilogue_cycles);
+    net->covered = malloc(ops * sizeof *net->covered);
+    if (net->costs && net->member_cycles && net->epilogue_cycles && net->covered)
+        return AS_OK;
+    return as_fail(st, AS_ENOMEM, "out of memory for a FADiff network's workspace");
+}
+
 as_code df_net_init(df_net **out, fu_evaluator *e, int max_group_ops, as_status *st)
 {
     *out = NULL;
@@ -243,6 +256,8 @@ as_code df_net_init(df_net **out, fu_evaluator *e, int max_group_ops, as_status 
             net->var_of_pair[k] = net->n_vars;
             net->pair_of_var[net->n_vars++] = k;
         }
+    if (code == AS_OK)
+        code = alloc_workspace(net, st);
     if (code != AS_OK) {
         df_net_free(net);
         return code;
@@ -264,42 +279,16 @@ void df_net_free(df_net *net)
     free(net->var_of_pair);
     free(net->pair_of_var);
     free(net->entries);
+    free(net->costs);
+    free(net->member_cycles);
+    free(net->epilogue_cycles);
+    free(net->covered);
     free(net);
 }
 
-as_code df_net_work_new(const df_net *net, df_net_work **out, as_status *st)
+const df_cost *df_net_pair_cost(const df_net *net, int32_t k)
 {
-    size_t members = (size_t)(net->max_members > 0 ? net->max_members : 1);
-    size_t entries = (size_t)(net->n_entries > 0 ? net->n_entries : 1);
-    size_t ops = (size_t)(net->n_work > 0 ? net->n_work : 1);
-    df_net_work *w = *out = calloc(1, sizeof *w);
-    if (w) {
-        w->costs = malloc(entries * sizeof *w->costs);
-        w->member_cycles = malloc(members * sizeof *w->member_cycles);
-        w->epilogue_cycles = malloc(members * sizeof *w->epilogue_cycles);
-        w->covered = malloc(ops * sizeof *w->covered);
-    }
-    if (w && w->costs && w->member_cycles && w->epilogue_cycles && w->covered)
-        return AS_OK;
-    df_net_work_free(w);
-    *out = NULL;
-    return as_fail(st, AS_ENOMEM, "out of memory for a FADiff network's workspace");
-}
-
-void df_net_work_free(df_net_work *w)
-{
-    if (!w)
-        return;
-    free(w->costs);
-    free(w->member_cycles);
-    free(w->epilogue_cycles);
-    free(w->covered);
-    free(w);
-}
-
-const df_cost *df_net_work_cost(const df_net_work *w, int32_t k)
-{
-    return &w->costs[k];
+    return &net->costs[k];
 }
 
 /* ------------------------------------------------------------- queries */
@@ -433,8 +422,8 @@ static void single_cost(const df_net *net, df_tape *t, const net_run *r, const w
 
 /* A fused run at its tile (fu_group_terms' formula): energy and cycles
  * from its compute members' relaxed costs. */
-static void fused_cost(const df_net *net, df_net_work *w, df_tape *t, const net_run *r,
-                       df_var *energy, df_var *cycles)
+static void fused_cost(const df_net *net, df_tape *t, const net_run *r, df_var *energy,
+                       df_var *cycles)
 {
     const fu_group_terms *k = &r->terms;
     const arch_spec *a = net->a;
@@ -443,7 +432,7 @@ static void fused_cost(const df_net *net, df_net_work *w, df_tape *t, const net_
     df_var e = df_const(t, k->resident_energy_pJ + k->dram_energy_pJ);
     df_var zero = df_const(t, 0);
     /* Per member its cycles; per root the sum of its epilogue members'. */
-    df_var *own = w->member_cycles, *epilogue = w->epilogue_cycles;
+    df_var *own = net->member_cycles, *epilogue = net->epilogue_cycles;
     for (int32_t i = 0; i < k->n; i++) {
         const fu_member_terms *m = &k->m[i];
         epilogue[i] = zero;
@@ -452,7 +441,7 @@ static void fused_cost(const df_net *net, df_net_work *w, df_tape *t, const net_
             own[i] = df_const(t, m->vector_cycles);
             continue;
         }
-        const df_cost *c = &w->costs[r->member_entry[i]];
+        const df_cost *c = &net->costs[r->member_entry[i]];
         df_var tile_e = c->energy_pJ, tile_c = c->compute_cycles;
         for (int l = 0; l < a->n_levels; l++) {
             if (l == dram)
@@ -491,14 +480,14 @@ static df_var run_probability(const df_net *net, df_tape *t, const net_run *r, c
     return p;
 }
 
-void df_net_relaxed_cost(const df_net *net, df_net_work *w, df_tape *t, const df_var *phi,
-                         df_net_mapping_cost cost, void *user, df_net_cost *out)
+void df_net_relaxed_cost(df_net *net, df_tape *t, const df_var *phi, df_net_mapping_cost cost,
+                         void *user, df_net_cost *out)
 {
     memset(out, 0, sizeof *out);
     out->supported = true;
     for (int32_t k = 0; k < net->n_entries; k++) {
         const df_net_problem *en = &net->entries[k];
-        df_cost *c = &w->costs[k];
+        df_cost *c = &net->costs[k];
         if (!cost(user, t, k, en->op, &en->problem, c) || !c->supported) {
             out->supported = false;
             snprintf(out->why, sizeof out->why, "op %d '%.40s': %.100s", en->op,
@@ -508,16 +497,16 @@ void df_net_relaxed_cost(const df_net *net, df_net_work *w, df_tape *t, const df
     }
     df_var one = df_const(t, 1), energy = df_const(t, 0), cycles = energy;
     /* covered[i]: the probability that op w_i's group is a candidate */
-    df_var *covered = w->covered;
+    df_var *covered = net->covered;
     for (int32_t i = 0; i < net->n_work; i++)
         covered[i] = energy;
     for (int32_t i = 0; i < net->n_runs; i++) {
         const net_run *r = &net->runs[i];
         df_var e, c;
         if (r->n >= 2)
-            fused_cost(net, w, t, r, &e, &c);
+            fused_cost(net, t, r, &e, &c);
         else if (r->entry >= 0)
-            single_cost(net, t, r, &net->entries[r->entry].problem, &w->costs[r->entry], &e, &c);
+            single_cost(net, t, r, &net->entries[r->entry].problem, &net->costs[r->entry], &e, &c);
         else {
             e = df_const(t, r->const_energy_pJ);
             c = df_const(t, (double)r->const_cycles);
@@ -593,11 +582,9 @@ as_code df_net_plan(const df_net *net, const bool *fused, fu_plan *out, as_statu
     return AS_OK;
 }
 
-as_code df_net_exact_cost(const df_net *net, fu_evaluator *e, const bool *fused, fu_plan_cost *out,
-                          as_status *st)
+as_code df_net_exact_cost(df_net *net, const bool *fused, fu_plan_cost *out, as_status *st)
 {
-    if (!e)
-        e = net->e;
+    fu_evaluator *e = net->e;
     memset(out, 0, sizeof *out);
     out->weights = *net->res;
     const net_run **run_of = malloc((size_t)(net->n_work > 0 ? net->n_work : 1) * sizeof *run_of);
