@@ -19,6 +19,7 @@
 #include "arch/arch.h"
 #include "diff/diff.h"
 #include "fusion/fusion.h"
+#include "fusion/fusion_private.h"
 #include "mapping/eval_private.h"
 #include "mapping/mapping.h"
 #include "mapping/mapspace.h"
@@ -387,13 +388,132 @@ static void test_hook_not_cached(void **state)
     teardown(&fx);
 }
 
+/* Every pair fused, unrepaired: groups longer than the candidates, so the
+ * plan's exact cost is not valid and the relaxed infeasibility counts the
+ * ops left out; rounding repairs it. */
+static void test_infeasible(void **state)
+{
+    (void)state;
+    fixture fx;
+    setup(&fx, "mobilenet_v2", "gemmini", 2, 47);
+    int32_t n_vars = df_net_n_vars(fx.net);
+    double *phi = calloc((size_t)n_vars + 1, sizeof *phi);
+    bool *fused = calloc((size_t)n_vars + 1, sizeof *fused);
+    df_var *vars = calloc((size_t)n_vars + 1, sizeof *vars);
+    assert_true(phi && fused && vars);
+    for (int32_t v = 0; v < n_vars; v++) {
+        phi[v] = 1;
+        fused[v] = true;
+    }
+    as_status st;
+    fu_plan_cost exact;
+    assert_int_equal(df_net_exact_cost(fx.net, fused, &exact, &st), AS_OK);
+    assert_false(exact.valid);
+    fu_plan_cost_free(&exact);
+    df_tape t;
+    assert_int_equal(df_tape_init(&t, 1 << 16, NULL), AS_OK);
+    df_net_cost c;
+    relaxed_at(&fx, &t, phi, vars, &c);
+    assert_true(df_value(&t, c.infeasible) >= 3);
+    df_net_round(fx.net, phi, fused);
+    for (int32_t v = 0; v < n_vars; v++)
+        phi[v] = fused[v];
+    relaxed_at(&fx, &t, phi, vars, &c);
+    assert_true(df_value(&t, c.infeasible) == 0);
+    assert_int_equal(df_net_exact_cost(fx.net, fused, &exact, &st), AS_OK);
+    assert_true(exact.valid);
+    fu_plan_cost_free(&exact);
+    df_tape_free(&t);
+    free(phi);
+    free(fused);
+    free(vars);
+    teardown(&fx);
+}
+
+/* A hook answering with the mapper's own outcomes (another evaluator's,
+ * mapping the same problems) gives exactly the evaluator's costs; and the
+ * tile fu_group_pick_tile picks is one fu_group_evaluate's search maps,
+ * so the searched cost is at least as good. */
+typedef struct mapper_hook {
+    fu_evaluator *mapper;
+    int64_t calls;
+} mapper_hook;
+
+static bool mapper_answer(void *user, int32_t op, const wl_problem *p, map_problem_outcome *out)
+{
+    (void)op;
+    mapper_hook *h = user;
+    const map_problem_outcome *m;
+    as_status st;
+    h->calls++;
+    if (fu_mapped_problem(h->mapper, p, &m, &st) != AS_OK)
+        return false;
+    *out = *m;
+    return true;
+}
+
+static void test_hook_as_mapper(void **state)
+{
+    (void)state;
+    as_status st = {0};
+    wl_graph *g;
+    static arch_spec a;
+    assert_int_equal(wl_zoo_build("mobilenet_v2", &g, &st), AS_OK);
+    wl_epilogue_stats es;
+    assert_int_equal(wl_fuse_epilogues(g, &es, &st), AS_OK);
+    assert_int_equal(arch_load("gemmini", &a, &st), AS_OK);
+    fu_cost_options o;
+    fu_cost_options_default(&o);
+    o.search.algorithm = MAP_ALGO_RANDOM_PRUNED;
+    o.budget_per_problem = 200;
+    mapper_hook h = {0};
+    fu_evaluator *plain, *hooked;
+    assert_int_equal(fu_evaluator_new(&plain, g, &a, &o, &st), AS_OK);
+    assert_int_equal(fu_evaluator_new(&h.mapper, g, &a, &o, &st), AS_OK);
+    o.member_mapping = mapper_answer;
+    o.member_mapping_user = &h;
+    assert_int_equal(fu_evaluator_new(&hooked, g, &a, &o, &st), AS_OK);
+    int32_t *work = malloc((size_t)g->n_ops * sizeof *work);
+    assert_non_null(work);
+    int32_t n = fu_working_ops(g, work), tried = 0;
+    for (int32_t i = 0; i + 3 <= n && tried < 12; i += 3) {
+        for (int32_t len = 1; len <= 3; len++) {
+            fu_group_cost x, y;
+            assert_int_equal(fu_group_evaluate(plain, work + i, len, &x, &st), AS_OK);
+            assert_int_equal(fu_group_evaluate(hooked, work + i, len, &y, &st), AS_OK);
+            assert_int_equal(x.valid, y.valid);
+            assert_true(x.energy_pJ == y.energy_pJ && x.cycles == y.cycles);
+            assert_true(x.tile.rows == y.tile.rows && x.tile.cols == y.tile.cols);
+            fu_tile tile;
+            fu_halo_mode halo;
+            bool fits;
+            assert_int_equal(fu_group_pick_tile(plain, work + i, len, &tile, &halo, &fits, &st),
+                             AS_OK);
+            if (!x.valid || !fits)
+                continue;
+            fu_group_cost z;
+            assert_int_equal(fu_group_evaluate_tile(plain, work + i, len, tile, halo, &z, &st),
+                             AS_OK);
+            assert_true(z.valid);
+            assert_true(x.energy_pJ * (double)x.cycles <= z.energy_pJ * (double)z.cycles);
+            tried += len > 1;
+        }
+    }
+    assert_true(tried > 0);
+    assert_true(h.calls > 0);
+    free(work);
+    fu_evaluator_free(plain);
+    fu_evaluator_free(hooked);
+    fu_evaluator_free(h.mapper);
+    wl_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_corners_cnn),
-        cmocka_unit_test(test_corners_transformer),
-        cmocka_unit_test(test_gradients),
-        cmocka_unit_test(test_hook_not_cached),
+        cmocka_unit_test(test_corners_cnn), cmocka_unit_test(test_corners_transformer),
+        cmocka_unit_test(test_gradients),   cmocka_unit_test(test_hook_not_cached),
+        cmocka_unit_test(test_infeasible),  cmocka_unit_test(test_hook_as_mapper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

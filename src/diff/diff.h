@@ -260,9 +260,14 @@ typedef struct df_net_cost {
 } df_net_cost;
 
 /* The relaxed network cost at fusion probabilities phi[df_net_n_vars]
- * (tape values in [0, 1]), asking cost once per problem pair. */
+ * (tape values in [0, 1]), asking cost once per problem pair (in index
+ * order).  Allocates nothing (the network holds the room: one network per
+ * thread evaluating at once). */
 void df_net_relaxed_cost(df_net *net, df_tape *t, const df_var *phi, df_net_mapping_cost cost,
                          void *user, df_net_cost *out);
+/* Pair k's relaxed mapping cost as the last df_net_relaxed_cost asked it
+ * (its capacity and fanout terms, for penalties). */
+const df_cost *df_net_pair_cost(const df_net *net, int32_t k);
 
 /* The 0/1 assignment nearest phi whose groups are all candidates:
  * variables fused when phi >= 1/2, left to right, a pair left unfused
@@ -270,10 +275,11 @@ void df_net_relaxed_cost(df_net *net, df_tape *t, const df_var *phi, df_net_mapp
 void df_net_round(const df_net *net, const double *phi, bool *fused);
 /* The plan of a 0/1 assignment (its maximal fused runs as groups). */
 as_code df_net_plan(const df_net *net, const bool *fused, fu_plan *out, as_status *st);
-/* The exact cost of that plan: each group on the evaluator at its picked
- * tile (fu_group_evaluate_tile; a single op fu_group_evaluate), the
- * mappings from the evaluator's hook.  Not valid (reason says) when a
- * group is not a candidate or a member has no mapping. */
+/* The exact cost of that plan: each group on the network's evaluator at
+ * its picked tile (fu_group_evaluate_tile; a single op
+ * fu_group_evaluate), the mappings from the evaluator's member_mapping
+ * hook.  Not valid (reason says) when a group is not a candidate or a
+ * member has no mapping. */
 as_code df_net_exact_cost(df_net *net, const bool *fused, fu_plan_cost *out, as_status *st);
 
 /* ----------------------------- the joint search of mappings and fusion (joint.c) */

@@ -77,9 +77,11 @@ struct df_net {
     net_run *runs; /* by first op, then length */
     int32_t n_entries, max_entries;
     df_net_problem *entries;
-    df_cost *costs; /* scratch: one per entry */
-    int32_t max_members;
-    df_var *member_cycles, *epilogue_cycles; /* scratch: one per member of the largest run */
+    int32_t max_members; /* of the largest run */
+    /* Room for one evaluation of the relaxed cost, allocated at init: */
+    df_cost *costs;                          /* per entry: the last evaluation's */
+    df_var *member_cycles, *epilogue_cycles; /* per member of the largest run */
+    df_var *covered;                         /* per working op */
 };
 
 /* ---------------------------------------------------------------- init */
@@ -209,6 +211,22 @@ static as_code find_runs(df_net *net, as_status *st)
     return code;
 }
 
+/* The room one evaluation of the relaxed cost needs (so that it
+ * allocates nothing). */
+static as_code alloc_workspace(df_net *net, as_status *st)
+{
+    size_t members = (size_t)(net->max_members > 0 ? net->max_members : 1);
+    size_t entries = (size_t)(net->n_entries > 0 ? net->n_entries : 1);
+    size_t ops = (size_t)(net->n_work > 0 ? net->n_work : 1);
+    net->costs = malloc(entries * sizeof *net->costs);
+    net->member_cycles = malloc(members * sizeof *net->member_cycles);
+    net->epilogue_cycles = malloc(members * sizeof *net->epilogue_cycles);
+    net->covered = malloc(ops * sizeof *net->covered);
+    if (net->costs && net->member_cycles && net->epilogue_cycles && net->covered)
+        return AS_OK;
+    return as_fail(st, AS_ENOMEM, "out of memory for a FADiff network's workspace");
+}
+
 as_code df_net_init(df_net **out, fu_evaluator *e, int max_group_ops, as_status *st)
 {
     *out = NULL;
@@ -238,12 +256,8 @@ as_code df_net_init(df_net **out, fu_evaluator *e, int max_group_ops, as_status 
             net->var_of_pair[k] = net->n_vars;
             net->pair_of_var[net->n_vars++] = k;
         }
-    size_t members = (size_t)(net->max_members > 0 ? net->max_members : 1);
-    if (code == AS_OK && (!(net->costs = malloc((size_t)(net->n_entries > 0 ? net->n_entries : 1) *
-                                                sizeof *net->costs)) ||
-                          !(net->member_cycles = malloc(members * sizeof *net->member_cycles)) ||
-                          !(net->epilogue_cycles = malloc(members * sizeof *net->epilogue_cycles))))
-        code = as_fail(st, AS_ENOMEM, "out of memory for FADiff's network");
+    if (code == AS_OK)
+        code = alloc_workspace(net, st);
     if (code != AS_OK) {
         df_net_free(net);
         return code;
@@ -268,7 +282,13 @@ void df_net_free(df_net *net)
     free(net->costs);
     free(net->member_cycles);
     free(net->epilogue_cycles);
+    free(net->covered);
     free(net);
+}
+
+const df_cost *df_net_pair_cost(const df_net *net, int32_t k)
+{
+    return &net->costs[k];
 }
 
 /* ------------------------------------------------------------- queries */
@@ -477,12 +497,7 @@ void df_net_relaxed_cost(df_net *net, df_tape *t, const df_var *phi, df_net_mapp
     }
     df_var one = df_const(t, 1), energy = df_const(t, 0), cycles = energy;
     /* covered[i]: the probability that op w_i's group is a candidate */
-    df_var *covered = net->n_work > 0 ? malloc((size_t)net->n_work * sizeof *covered) : NULL;
-    if (net->n_work > 0 && !covered) {
-        out->supported = false;
-        snprintf(out->why, sizeof out->why, "out of memory");
-        return;
-    }
+    df_var *covered = net->covered;
     for (int32_t i = 0; i < net->n_work; i++)
         covered[i] = energy;
     for (int32_t i = 0; i < net->n_runs; i++) {
@@ -505,7 +520,6 @@ void df_net_relaxed_cost(df_net *net, df_tape *t, const df_var *phi, df_net_mapp
     df_var infeasible = df_const(t, 0);
     for (int32_t i = 0; i < net->n_work; i++)
         infeasible = df_add(t, infeasible, df_sub(t, one, covered[i]));
-    free(covered);
     out->energy_pJ = energy;
     out->cycles = cycles;
     out->infeasible = infeasible;
@@ -570,6 +584,7 @@ as_code df_net_plan(const df_net *net, const bool *fused, fu_plan *out, as_statu
 
 as_code df_net_exact_cost(df_net *net, const bool *fused, fu_plan_cost *out, as_status *st)
 {
+    fu_evaluator *e = net->e;
     memset(out, 0, sizeof *out);
     out->weights = *net->res;
     const net_run **run_of = malloc((size_t)(net->n_work > 0 ? net->n_work : 1) * sizeof *run_of);
@@ -594,8 +609,8 @@ as_code df_net_exact_cost(df_net *net, const bool *fused, fu_plan_cost *out, as_
         const net_run *r = run_of[gid];
         fu_group_cost *c = &out->groups[gid];
         const int32_t *ops = net->work + r->first;
-        code = r->n == 1 ? fu_group_evaluate(net->e, ops, 1, c, st)
-                         : fu_group_evaluate_tile(net->e, ops, r->n, r->tile, r->halo, c, st);
+        code = r->n == 1 ? fu_group_evaluate(e, ops, 1, c, st)
+                         : fu_group_evaluate_tile(e, ops, r->n, r->tile, r->halo, c, st);
         if (code == AS_OK)
             fu_plan_cost_add(out, gid, c);
     }

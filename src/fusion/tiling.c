@@ -58,6 +58,11 @@
  * mapped: the largest tile that fits, and the MAPPED_TILE_SHAPES best by an estimate (DRAM energy
  * + one MAC's energy per MAC executed, times max(MACs at peak rate, DRAM
  * cycles)).
+ *
+ * A caller that maps the members itself (FADiff, src/diff: the evaluator's
+ * member_mapping hook) runs a group at the shape and mode the estimate
+ * ranks first (fu_group_pick_tile), and prices it from fu_group_tile_terms:
+ * the same member terms and DRAM and resident constants cost_tiling uses.
  */
 #include "fusion_private.h"
 
