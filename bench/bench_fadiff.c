@@ -6,8 +6,11 @@
  * mapping with no fusion, on Gemmini configurations.
  *
  * Per model and configuration it prints each method's best EDP at 1/8,
- * 1/4, 1/2 and all of the time budget (its best-so-far curve), its final
- * EDP over the layer-by-layer EDP, and its groups.
+ * 1/4, 1/2 and all of the time budget (its best-so-far curve; nan: none
+ * yet), its final EDP over the layer-by-layer EDP, its groups, and when
+ * the final was found (a search overruns its budget by at most what its
+ * last unit of work takes: a GA step, a BO proposal, a FADiff step and
+ * rounding).
  *
  * The BO baseline: a Gaussian process (search/gp.c) on log EDP over a
  * plan's features -- the working ops in topological order cut into at
@@ -45,7 +48,8 @@ static double now_seconds(void)
 typedef struct curve {
     double seconds;         /* the budget */
     double at[CHECKPOINTS]; /* best EDP at budget / 8, / 4, / 2, all (NAN: none yet) */
-    double best;            /* final */
+    double best;            /* final (perhaps found after the budget: last_seconds) */
+    double last_seconds;    /* when the final was found */
     int groups;
 } curve;
 
@@ -53,6 +57,7 @@ static void curve_init(curve *c, double seconds)
 {
     c->seconds = seconds;
     c->best = NAN;
+    c->last_seconds = 0;
     c->groups = 0;
     for (int i = 0; i < CHECKPOINTS; i++)
         c->at[i] = NAN;
@@ -68,6 +73,7 @@ static void curve_note(curve *c, double elapsed, double edp, int groups)
     for (int i = 0; i < CHECKPOINTS; i++)
         if (elapsed <= c->seconds / (double)(1 << (CHECKPOINTS - 1 - i)) + 1e-9)
             c->at[i] = edp;
+    c->last_seconds = elapsed;
 }
 
 /* Fill the checkpoints after the last improvement. */
@@ -84,7 +90,7 @@ static void print_curve(const char *model, const char *arch, const char *method,
     printf("%-12s %-14s %-9s", model, arch, method);
     for (int i = 0; i < CHECKPOINTS; i++)
         printf(" %11.4g", c->at[i]);
-    printf(" %8.3f %6d\n", c->best / base, c->groups);
+    printf(" %8.3f %6d %7.1f\n", c->best / base, c->groups, c->last_seconds);
 }
 
 /* ------------------------------------------------------------------ GA */
@@ -370,8 +376,8 @@ int main(int argc, char **argv)
            "threads;\nratio = final EDP / layer-by-layer EDP (heuristic mapper, %d mappings per "
            "problem)\n\n",
            seconds, threads, MAP_BUDGET);
-    printf("%-12s %-14s %-9s %11s %11s %11s %11s %8s %6s\n", "model", "config", "method", "1/8",
-           "1/4", "1/2", "all", "ratio", "groups");
+    printf("%-12s %-14s %-9s %11s %11s %11s %11s %8s %6s %7s\n", "model", "config", "method", "1/8",
+           "1/4", "1/2", "all", "ratio", "groups", "found s");
     for (int i = 0; i < n_models; i++)
         for (int config = 0; config < 3; config++)
             run_case(models[i], config, seconds, threads);

@@ -459,6 +459,8 @@ static void warm_up(df_fuse_search *s)
 {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int32_t k = 0; k < s->n_pairs; k++) {
+        if (stop_now(s))
+            continue; /* the pair starts at random */
         worker *w = &s->w[omp_get_thread_num()];
         as_rng r = as_rng_stream(s->o.seed, WARM_STREAM + (uint64_t)k, AS_RNG_ADVANCED_ONCE);
         pair_mapping *pm = &s->elite[k];
