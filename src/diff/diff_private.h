@@ -106,6 +106,9 @@ bool df_layer_descend(df_tape *t, const df_layer *L, const wl_problem *p, const 
 /* The schedule at progress in [0, 1] of a descent: model temperature,
  * Gumbel temperature, penalty weight. */
 void df_schedule(double progress, double *tau, double *tau_gumbel, double *lambda);
+/* Append (seconds since started, edp) to a best-so-far curve of pairs
+ * (a point the allocation loses is dropped whole). */
+void df_curve_note(as_curve *c, double started, double edp);
 /* n standard Gumbel samples from r into g. */
 void df_gumbel(as_rng *r, double *g, int n);
 /* One Adam step on x (n variables) with gradient grad, moments m1, m2,

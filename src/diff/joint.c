@@ -96,8 +96,7 @@ struct df_fuse_search {
     bool warm; /* the pool holds the warm-up's mappings */
     bool *best_fused;
     fu_plan_cost best_cost;
-    double *curve;
-    int n_curve, curve_capacity;
+    as_curve curve; /* (seconds, EDP) pairs */
 };
 
 /* The evaluator's member_mapping hook: the worker's rounded mapping of
@@ -435,17 +434,7 @@ static void note_best(df_fuse_search *s, fu_plan_cost *cost, const bool *fused)
     memset(cost, 0, sizeof *cost);
     memcpy(s->best_fused, fused, sizeof(bool) * (size_t)s->n_fusion);
     s->found = true;
-    if (s->n_curve == s->curve_capacity) {
-        int capacity = s->curve_capacity ? 2 * s->curve_capacity : 16;
-        double *grown = realloc(s->curve, sizeof(double) * 2 * (size_t)capacity);
-        if (!grown)
-            return; /* the curve loses a point; the result is kept */
-        s->curve = grown;
-        s->curve_capacity = capacity;
-    }
-    s->curve[2 * s->n_curve] = omp_get_wtime() - s->started;
-    s->curve[2 * s->n_curve + 1] = s->best_cost.edp_J_cycle;
-    s->n_curve++;
+    df_curve_note(&s->curve, s->started, s->best_cost.edp_J_cycle);
 }
 
 /*
@@ -531,8 +520,8 @@ int64_t df_fuse_search_descents(const df_fuse_search *s)
 
 const double *df_fuse_search_curve(const df_fuse_search *s, int *n_points)
 {
-    *n_points = s->n_curve;
-    return s->curve;
+    *n_points = s->curve.n / 2;
+    return s->curve.points;
 }
 
 void df_fuse_search_free(df_fuse_search *s)
@@ -548,6 +537,6 @@ void df_fuse_search_free(df_fuse_search *s)
     free(s->elite);
     free(s->candidate);
     fu_plan_cost_free(&s->best_cost);
-    free(s->curve);
+    as_curve_free(&s->curve);
     free(s);
 }

@@ -27,8 +27,7 @@ struct df_map_search {
     bool ended, found;
     map_mapping best;
     map_eval best_eval;
-    double *curve;
-    int n_curve, curve_capacity;
+    as_curve curve; /* (seconds, EDP) pairs */
 };
 
 void df_options_default(df_options *o)
@@ -148,17 +147,7 @@ static void note_best(df_map_search *s, const map_mapping *m, const map_eval *e)
     s->found = true;
     s->best = *m;
     s->best_eval = *e;
-    if (s->n_curve == s->curve_capacity) {
-        int capacity = s->curve_capacity ? 2 * s->curve_capacity : 16;
-        double *grown = realloc(s->curve, sizeof(double) * 2 * (size_t)capacity);
-        if (!grown)
-            return; /* the curve loses a point; the result is kept */
-        s->curve = grown;
-        s->curve_capacity = capacity;
-    }
-    s->curve[2 * s->n_curve] = omp_get_wtime() - s->started;
-    s->curve[2 * s->n_curve + 1] = e->edp_J_cycle;
-    s->n_curve++;
+    df_curve_note(&s->curve, s->started, e->edp_J_cycle);
 }
 
 bool df_map_search_step(df_map_search *s, int64_t descents)
@@ -210,8 +199,8 @@ int64_t df_map_search_descents(const df_map_search *s)
 
 const double *df_map_search_curve(const df_map_search *s, int *n_points)
 {
-    *n_points = s->n_curve;
-    return s->curve;
+    *n_points = s->curve.n / 2;
+    return s->curve.points;
 }
 
 void df_map_search_free(df_map_search *s)
@@ -221,7 +210,7 @@ void df_map_search_free(df_map_search *s)
     for (int i = 0; s->tapes && i < s->threads; i++)
         df_tape_free(&s->tapes[i]);
     free(s->tapes);
-    free(s->curve);
+    as_curve_free(&s->curve);
     free(s);
 }
 

@@ -39,6 +39,7 @@
 #include "../mapping/eval_private.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -593,6 +594,13 @@ void df_layer_start_at(const df_layer *L, const map_mapping *m, as_rng *r, doubl
                 x[L->axis_var[l] + d] = axis_of(m, l, d) == 0 ? 1 : -1;
     for (int i = 0; i < L->n_vars; i++)
         x[i] += jitter * (2 * as_rng_unit(r) - 1);
+}
+
+void df_curve_note(as_curve *c, double started, double edp)
+{
+    as_curve_push(c, omp_get_wtime() - started);
+    as_curve_push(c, edp);
+    c->n -= c->n % 2;
 }
 
 void df_gumbel(as_rng *r, double *g, int n)
