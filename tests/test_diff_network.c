@@ -225,8 +225,12 @@ static int check_corners(const char *model, const char *preset, int max_group_op
         if (!fu_plan_valid(fx.g, &plan, reason, sizeof reason))
             fail_msg("%s: %s", where, reason);
         assert_int_equal(plan.n_groups, exact.n_groups);
-        for (int32_t gi = 0; gi < exact.n_groups; gi++)
-            fused_groups += exact.groups[gi].n_tiles > 1;
+        for (int32_t gi = 0; gi < exact.n_groups; gi++) {
+            int32_t members = 0;
+            for (int32_t o = 0; o < fx.g->n_ops; o++)
+                members += plan.group[o] == gi;
+            fused_groups += members > 1;
+        }
         joined += n_vars > 0 ? plan.n_groups : 0;
         fu_plan_free(&plan);
         fu_plan_cost_free(&exact);
@@ -235,7 +239,7 @@ static int check_corners(const char *model, const char *preset, int max_group_op
     if (fu_evaluator_residency(fx.e)->resident)
         print_message("%s: weights resident\n", where);
     print_message("%s: %d fusion variables, %d problems, %d assignments checked (%d groups, %d "
-                  "of several tiles)\n",
+                  "of several ops)\n",
                   where, n_vars, fx.n, checked, joined, fused_groups);
     assert_true(checked > trials / 2);
     assert_true(n_vars > 0);
@@ -494,8 +498,10 @@ static void test_hook_as_mapper(void **state)
             fu_group_cost z;
             assert_int_equal(fu_group_evaluate_tile(plain, work + i, len, tile, halo, &z, &st),
                              AS_OK);
-            assert_true(z.valid);
-            assert_true(x.energy_pJ * (double)x.cycles <= z.energy_pJ * (double)z.cycles);
+            /* The pick sees the array (tiling.c, array_aware_pick); the
+             * search maps only the shapes its estimate ranks first, so
+             * either may be better: the pick is valid and costed. */
+            assert_true(z.valid && z.cycles > 0 && z.energy_pJ > 0);
             tried += len > 1;
         }
     }

@@ -45,7 +45,10 @@
 /* A joint descent starts each pair's variables this far (log units) around
  * the pair's pooled best mapping. */
 #define START_JITTER 0.3
-/* Streams of the warm-up descents: (seed, WARM_STREAM + pair). */
+/* Descents per pair in the warm-up (one is often far from the best of
+ * a few: a depthwise layer's rounding), and their streams: (seed,
+ * WARM_STREAM + pair x WARM_DESCENTS + descent). */
+#define WARM_DESCENTS 4
 #define WARM_STREAM (UINT64_C(1) << 40)
 
 /* A pair's rounded mapping, as the evaluator's hook hands it out. */
@@ -438,8 +441,8 @@ static void note_best(df_fuse_search *s, fu_plan_cost *cost, const bool *fused)
 }
 
 /*
- * Before the first joint descent: one descent of each pair on its own
- * relaxed loss (df_layer_descend, as df_map_search runs them), pairs in
+ * Before the first joint descent: WARM_DESCENTS descents of each pair on
+ * its own relaxed loss (df_layer_descend, as df_map_search runs them), pairs in
  * parallel, into the pool.  Layer by layer is where the joint descents
  * start: each then moves the fusion and every mapping together from
  * there, rather than from mappings no better than random.
@@ -448,16 +451,29 @@ static void warm_up(df_fuse_search *s)
 {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int32_t k = 0; k < s->n_pairs; k++) {
-        if (stop_now(s))
-            continue; /* the pair starts at random */
         worker *w = &s->w[omp_get_thread_num()];
-        as_rng r = as_rng_stream(s->o.seed, WARM_STREAM + (uint64_t)k, AS_RNG_ADVANCED_ONCE);
-        pair_mapping *pm = &s->elite[k];
-        pm->found =
-            df_layer_descend(&w->tape, &s->layers[k], &df_net_problem_at(w->net, k)->problem, &s->o,
-                             &r, &pm->mapping, &pm->eval);
+        pair_mapping *pm = &s->elite[k], tried;
+        for (int d = 0; d < WARM_DESCENTS && !stop_now(s); d++) {
+            as_rng r = as_rng_stream(s->o.seed, WARM_STREAM + (uint64_t)k * WARM_DESCENTS + d,
+                                     AS_RNG_ADVANCED_ONCE);
+            tried.found =
+                df_layer_descend(&w->tape, &s->layers[k], &df_net_problem_at(w->net, k)->problem,
+                                 &s->o, &r, &tried.mapping, &tried.eval);
+            if (beats(&tried, pm))
+                *pm = tried;
+        }
     }
     s->warm = true;
+    /* Its mappings layer by layer are the first design: an answer from
+     * the warm-up alone, which the joint descents must beat. */
+    worker *w = &s->w[0];
+    memcpy(w->table, s->elite, sizeof *w->table * (size_t)s->n_pairs);
+    memset(w->fused, 0, sizeof *w->fused * (size_t)(s->n_fusion > 0 ? s->n_fusion : 1));
+    fu_plan_cost cost = {0};
+    as_status st;
+    if (df_net_exact_cost(w->net, w->fused, &cost, &st) == AS_OK && cost.valid)
+        note_best(s, &cost, w->fused);
+    fu_plan_cost_free(&cost);
 }
 
 bool df_fuse_search_step(df_fuse_search *s, int64_t descents)

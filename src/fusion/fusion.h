@@ -178,9 +178,12 @@ as_code fu_group_evaluate_tile(fu_evaluator *e, const int32_t *ops, int32_t n_op
 
 /* The tile shape and halo mode the group of ops[0 .. n_ops) (any order,
  * plan members) runs at when it is not searched by mapping its members
- * (FADiff, which maps them itself): among every shape and mode tiling.c
- * counts, the one its estimate ranks first -- fitting ones first; *fits
- * says whether it fits the on-chip level.  Maps nothing.  A single op:
+ * (FADiff, which maps them itself): among the fitting shapes and modes
+ * tiling.c counts, the least by its estimate with the compute cycles of
+ * the tiles on the array (SCALE-Sim's folds: a small tile fills a
+ * systolic array poorly, which the plain estimate does not see); the
+ * estimate's first when none fits; *fits says whether it fits the
+ * on-chip level.  Maps nothing.  A single op:
  * its whole output, FU_HALO_RECOMPUTE, fitting. */
 as_code fu_group_pick_tile(fu_evaluator *e, const int32_t *ops, int32_t n_ops, fu_tile *tile,
                            fu_halo_mode *halo, bool *fits, as_status *st);

@@ -60,8 +60,10 @@
  * cycles)).
  *
  * A caller that maps the members itself (FADiff, src/diff: the evaluator's
- * member_mapping hook) runs a group at the shape and mode the estimate
- * ranks first (fu_group_pick_tile), and prices it from fu_group_tile_terms:
+ * member_mapping hook) runs a group at the fitting shape and mode whose
+ * estimate, with the tiles' compute cycles on the array instead of the
+ * peak rate, is the least (array_aware_pick, fu_group_pick_tile), and
+ * prices it from fu_group_tile_terms:
  * the same member terms and DRAM and resident constants cost_tiling uses.
  */
 #include "fusion_private.h"
@@ -404,6 +406,64 @@ static void explain_no_fit(const fu_evaluator *e, const tiling *cand, int n_cand
         e->weights.resident && e->weights.level == e->onchip ? " beside the resident weights" : "");
 }
 
+/*
+ * Compute cycles of tiling tl with every member's tile run at the pace
+ * the compute allows it (the axes walked for tl's shape): on systolic
+ * arrays SCALE-Sim's fold cycles of the tile problem's GEMM, one group
+ * after another, times the runs its executed work makes; elsewhere work
+ * at the peak rate.  What the estimate (count_tiling) leaves out: a
+ * 1 x 1 tile of a convolution is a GEMM of one row, which fills a 16 x 16
+ * array to 1/16 and takes its fill and drain on every run.
+ */
+static double array_cycles_estimate(const fu_group *gr, const tiling *tl)
+{
+    const arch_spec *a = &gr->e->a;
+    double peak = map_peak_macs_per_cycle(a), cycles = 0;
+    for (int32_t i = 0; i < gr->n; i++) {
+        const fu_member *m = &gr->m[i];
+        double work = executed_work(gr, m, tl->halo);
+        if (!m->compute || a->compute.kind != ARCH_COMPUTE_SYSTOLIC) {
+            cycles += work / (m->compute ? (peak > 0 ? peak : 1) : map_vector_lanes(a));
+            continue;
+        }
+        wl_problem p = fu_tile_problem(gr, m);
+        const int64_t *b = p.bound;
+        int64_t fold = map_systolic_cycles(b[WL_DIM_N] * b[WL_DIM_P] * b[WL_DIM_Q], b[WL_DIM_M],
+                                           b[WL_DIM_C] * b[WL_DIM_R] * b[WL_DIM_S], a->compute.rows,
+                                           a->compute.cols, a->compute.dataflow);
+        double arrays = (double)(a->compute.instances > 0 ? a->compute.instances : 1);
+        double runs = work / (double)wl_problem_macs(&p);
+        cycles += runs * (double)b[WL_DIM_G] * (double)(fold > 0 ? fold : 0) / arrays;
+    }
+    return cycles;
+}
+
+/* The fitting tiling of cand[0 .. n) (fitting first, by estimate) whose
+ * estimate with the array's cycles (array_cycles_estimate) is the least:
+ * FADiff's tile, which is not searched by mapping (fu_group_pick_tile);
+ * cand[0] when none fits. */
+static int array_aware_pick(fu_group *gr, const tiling *cand, int n)
+{
+    const arch_spec *a = &gr->e->a;
+    int best = 0;
+    double best_score = INFINITY;
+    for (int i = 0; i < n && cand[i].fits; i++) {
+        fu_walk_axis(gr, 0, cand[i].tile.rows);
+        fu_walk_axis(gr, 1, cand[i].tile.cols);
+        double work = 0;
+        for (int32_t k = 0; k < gr->n; k++)
+            work += executed_work(gr, &gr->m[k], cand[i].halo);
+        double energy = map_dram_pJ(a, cand[i].dram_bytes) + work * a->compute.mac_pJ;
+        double cycles = fmax(array_cycles_estimate(gr, &cand[i]),
+                             (double)map_dram_cycles(a, cand[i].dram_bytes));
+        if (energy * cycles < best_score) {
+            best_score = energy * cycles;
+            best = i;
+        }
+    }
+    return best;
+}
+
 /* The tilings of group gr (every tile shape and halo mode, or only tile
  * *only in mode only_halo) counted into *out (malloc'd), fitting ones
  * first, then by estimate; *n of them. */
@@ -511,9 +571,10 @@ as_code fu_fused_pick_tile(fu_evaluator *e, const int32_t *ops, int32_t n, fu_ti
     }
     code = count_candidates(&gr, NULL, FU_HALO_RECOMPUTE, &cand, &n_cand, st);
     if (code == AS_OK && n_cand > 0) {
-        *tile = cand[0].tile;
-        *halo = cand[0].halo;
-        *fits = cand[0].fits;
+        int pick = array_aware_pick(&gr, cand, n_cand);
+        *tile = cand[pick].tile;
+        *halo = cand[pick].halo;
+        *fits = cand[pick].fits;
     }
     free(cand);
     fu_group_free(&gr);
