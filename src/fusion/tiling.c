@@ -134,6 +134,54 @@ static double executed_work(const fu_group *gr, const fu_member *m, fu_halo_mode
     return (double)m->macs * (double)positions(out, h) / all;
 }
 
+/*
+ * Compute cycles of tiling tl with every member's tile run at the pace
+ * the compute allows it (the axes walked for tl's shape): on systolic
+ * arrays SCALE-Sim's fold cycles of the tile problem's GEMM, one group
+ * after another, times the runs its executed work makes; elsewhere work
+ * at the peak rate.  What the estimate (count_tiling) leaves out: a
+ * 1 x 1 tile of a convolution is a GEMM of one row, which fills a 16 x 16
+ * array to 1/16 and takes its fill and drain on every run.
+ */
+static double array_cycles_estimate(const fu_group *gr, const tiling *tl)
+{
+    const arch_spec *a = &gr->e->a;
+    double peak = map_peak_macs_per_cycle(a), cycles = 0;
+    for (int32_t i = 0; i < gr->n; i++) {
+        const fu_member *m = &gr->m[i];
+        double work = executed_work(gr, m, tl->halo);
+        if (!m->compute || a->compute.kind != ARCH_COMPUTE_SYSTOLIC) {
+            cycles += work / (m->compute ? (peak > 0 ? peak : 1) : map_vector_lanes(a));
+            continue;
+        }
+        wl_problem p = fu_tile_problem(gr, m);
+        const int64_t *b = p.bound;
+        int64_t fold = map_systolic_cycles(b[WL_DIM_N] * b[WL_DIM_P] * b[WL_DIM_Q], b[WL_DIM_M],
+                                           b[WL_DIM_C] * b[WL_DIM_R] * b[WL_DIM_S], a->compute.rows,
+                                           a->compute.cols, a->compute.dataflow);
+        double arrays = (double)(a->compute.instances > 0 ? a->compute.instances : 1);
+        double runs = work / (double)wl_problem_macs(&p);
+        cycles += runs * (double)b[WL_DIM_G] * (double)(fold > 0 ? fold : 0) / arrays;
+    }
+    return cycles;
+}
+
+/* The estimate of tiling tl (counted, axes walked for its shape): DRAM
+ * energy plus one MAC's energy per MAC executed, times the longer of the
+ * compute cycles -- MACs at the peak rate, or with `on_array` the tiles'
+ * cycles on the array (array_cycles_estimate) -- and the DRAM cycles. */
+static double tiling_estimate(const fu_group *gr, const tiling *tl, bool on_array)
+{
+    const arch_spec *a = &gr->e->a;
+    double work = 0;
+    for (int32_t i = 0; i < gr->n; i++)
+        work += executed_work(gr, &gr->m[i], tl->halo);
+    double energy = map_dram_pJ(a, tl->dram_bytes) + work * a->compute.mac_pJ;
+    double peak = map_peak_macs_per_cycle(a);
+    double compute = on_array ? array_cycles_estimate(gr, tl) : work / (peak > 0 ? peak : 1);
+    return energy * fmax(compute, (double)map_dram_cycles(a, tl->dram_bytes));
+}
+
 /* Counts of mode h for the axes already walked: footprint against the
  * on-chip level, DRAM bytes, and the estimate used to pick shapes. */
 static void count_tiling(const fu_group *gr, tiling *tl)
@@ -167,14 +215,7 @@ static void count_tiling(const fu_group *gr, tiling *tl)
     }
     tl->dram_bytes = dram + tl->weight_dram_bytes;
 
-    double work = 0;
-    for (int32_t i = 0; i < gr->n; i++)
-        work += executed_work(gr, &gr->m[i], tl->halo);
-    double energy = map_dram_pJ(&e->a, tl->dram_bytes) + work * e->a.compute.mac_pJ;
-    double peak = map_peak_macs_per_cycle(&e->a);
-    double cycles =
-        fmax(work / (peak > 0 ? peak : 1), (double)map_dram_cycles(&e->a, tl->dram_bytes));
-    tl->estimate = energy * cycles;
+    tl->estimate = tiling_estimate(gr, tl, false);
 }
 
 /* Candidate tile sizes along an axis of `extent`: powers of two below it,
@@ -406,58 +447,20 @@ static void explain_no_fit(const fu_evaluator *e, const tiling *cand, int n_cand
         e->weights.resident && e->weights.level == e->onchip ? " beside the resident weights" : "");
 }
 
-/*
- * Compute cycles of tiling tl with every member's tile run at the pace
- * the compute allows it (the axes walked for tl's shape): on systolic
- * arrays SCALE-Sim's fold cycles of the tile problem's GEMM, one group
- * after another, times the runs its executed work makes; elsewhere work
- * at the peak rate.  What the estimate (count_tiling) leaves out: a
- * 1 x 1 tile of a convolution is a GEMM of one row, which fills a 16 x 16
- * array to 1/16 and takes its fill and drain on every run.
- */
-static double array_cycles_estimate(const fu_group *gr, const tiling *tl)
-{
-    const arch_spec *a = &gr->e->a;
-    double peak = map_peak_macs_per_cycle(a), cycles = 0;
-    for (int32_t i = 0; i < gr->n; i++) {
-        const fu_member *m = &gr->m[i];
-        double work = executed_work(gr, m, tl->halo);
-        if (!m->compute || a->compute.kind != ARCH_COMPUTE_SYSTOLIC) {
-            cycles += work / (m->compute ? (peak > 0 ? peak : 1) : map_vector_lanes(a));
-            continue;
-        }
-        wl_problem p = fu_tile_problem(gr, m);
-        const int64_t *b = p.bound;
-        int64_t fold = map_systolic_cycles(b[WL_DIM_N] * b[WL_DIM_P] * b[WL_DIM_Q], b[WL_DIM_M],
-                                           b[WL_DIM_C] * b[WL_DIM_R] * b[WL_DIM_S], a->compute.rows,
-                                           a->compute.cols, a->compute.dataflow);
-        double arrays = (double)(a->compute.instances > 0 ? a->compute.instances : 1);
-        double runs = work / (double)wl_problem_macs(&p);
-        cycles += runs * (double)b[WL_DIM_G] * (double)(fold > 0 ? fold : 0) / arrays;
-    }
-    return cycles;
-}
-
 /* The fitting tiling of cand[0 .. n) (fitting first, by estimate) whose
  * estimate with the array's cycles (array_cycles_estimate) is the least:
  * FADiff's tile, which is not searched by mapping (fu_group_pick_tile);
  * cand[0] when none fits. */
 static int array_aware_pick(fu_group *gr, const tiling *cand, int n)
 {
-    const arch_spec *a = &gr->e->a;
     int best = 0;
     double best_score = INFINITY;
     for (int i = 0; i < n && cand[i].fits; i++) {
         fu_walk_axis(gr, 0, cand[i].tile.rows);
         fu_walk_axis(gr, 1, cand[i].tile.cols);
-        double work = 0;
-        for (int32_t k = 0; k < gr->n; k++)
-            work += executed_work(gr, &gr->m[k], cand[i].halo);
-        double energy = map_dram_pJ(a, cand[i].dram_bytes) + work * a->compute.mac_pJ;
-        double cycles = fmax(array_cycles_estimate(gr, &cand[i]),
-                             (double)map_dram_cycles(a, cand[i].dram_bytes));
-        if (energy * cycles < best_score) {
-            best_score = energy * cycles;
+        double score = tiling_estimate(gr, &cand[i], true);
+        if (score < best_score) {
+            best_score = score;
             best = i;
         }
     }
