@@ -189,6 +189,8 @@ static void test_corners_equal_exact(void **state)
                                    "fills", PRESETS[k], trial);
                         assert_rel(df_value(&t, c.updates[l][ds]) + 1, (double)x->updates + 1,
                                    1e-12, "updates", PRESETS[k], trial);
+                        assert_rel(df_value(&t, c.ds_energy_pJ[l][ds]) + 1, x->energy_pJ + 1, 1e-9,
+                                   "data-space energy", PRESETS[k], trial);
                     }
                 }
                 per_arch++;

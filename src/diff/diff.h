@@ -133,7 +133,8 @@ typedef struct df_cost {
     df_var compute_cycles, mac_energy_pJ;
     df_var array_energy_pJ; /* systolic: the network below level 0, all data spaces */
     df_var level_cycles[ARCH_MAX_LEVELS];
-    df_var level_energy_pJ[ARCH_MAX_LEVELS]; /* accesses and leakage */
+    df_var level_energy_pJ[ARCH_MAX_LEVELS];              /* accesses and leakage */
+    df_var ds_energy_pJ[ARCH_MAX_LEVELS][WL_NDATASPACES]; /* accesses, per data space */
     df_var reads[ARCH_MAX_LEVELS][WL_NDATASPACES], fills[ARCH_MAX_LEVELS][WL_NDATASPACES],
         updates[ARCH_MAX_LEVELS][WL_NDATASPACES], tile_words[ARCH_MAX_LEVELS][WL_NDATASPACES];
     /* Per level, the words kept tiles exceed the room by (<= 0: they fit),

@@ -358,20 +358,6 @@ static void resident_read(df_tape *t, const arch_spec *a, const map_residency *r
         *cycles = ceil_div(t, words, per_instance * instances);
 }
 
-/* The energy of data space ds's accesses at the backing store (eval.c's
- * level_energy for that level, whose utilized instances are one). */
-static df_var backing_ds_energy(df_tape *t, const arch_level *L, const df_cost *c, int b, int ds)
-{
-    double block = L->block_size > 0 ? L->block_size : 1;
-    df_var actions[3] = {c->reads[b][ds], c->fills[b][ds], c->updates[b][ds]};
-    double pJ[3] = {L->energy.read_pJ, L->energy.fill_pJ, L->energy.update_pJ};
-    df_var energy = df_const(t, 0);
-    for (int k = 0; k < 3; k++)
-        energy =
-            df_add(t, energy, df_mul_c(t, df_ceil(t, df_mul_c(t, actions[k], 1 / block)), pJ[k]));
-    return energy;
-}
-
 /* A compute op alone (network.c's cost_mapped_layer, then its epilogue):
  * energy and cycles from its mapping's relaxed cost c on its problem p. */
 static void single_cost(const df_net *net, df_tape *t, const net_run *r, const wl_problem *p,
@@ -402,9 +388,8 @@ static void single_cost(const df_net *net, df_tape *t, const net_run *r, const w
                 continue;
             }
             bytes = df_add(t, bytes, ceil_div(t, df_mul_c(t, words, bits), 8));
-            e = df_add(
-                t, e,
-                df_mul_c(t, df_mul_c(t, backing_ds_energy(t, L, c, b, ds), bits), 1.0 / word_bits));
+            e = df_add(t, e,
+                       df_mul_c(t, df_mul_c(t, c->ds_energy_pJ[b][ds], bits), 1.0 / word_bits));
         }
     }
     e = df_add_c(t, e, map_dram_pJ(a, r->fixed.outside_dram_bytes));

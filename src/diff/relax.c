@@ -617,9 +617,10 @@ static df_var level_cycles(const rnest *n, const arch_level *al, const rstats *s
 }
 
 /* level_energy: every data space's vector actions, spread over the
- * cluster, plus leakage. */
+ * cluster (into ds_energy_pJ, zero where not kept), plus leakage. */
 static df_var level_energy(const rnest *n, const arch_level *al, const map_level *ml,
-                           const rstats *s, df_var used, df_var total_cycles)
+                           const rstats *s, df_var used, df_var total_cycles,
+                           df_var ds_energy_pJ[WL_NDATASPACES])
 {
     df_tape *t = n->t;
     double block = al->block_size > 0 ? al->block_size : 1;
@@ -630,6 +631,7 @@ static df_var level_energy(const rnest *n, const arch_level *al, const map_level
         cluster_utilization = df_mul_c(t, used, 1 / clusters);
     df_var energy = n->zero;
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        ds_energy_pJ[ds] = n->zero;
         if (!ml->keep[ds])
             continue;
         df_var actions[3] = {s[ds].reads, s[ds].fills, s[ds].updates};
@@ -638,7 +640,8 @@ static df_var level_energy(const rnest *n, const arch_level *al, const map_level
         for (int k = 0; k < 3; k++)
             cluster_pJ = df_add(t, cluster_pJ,
                                 df_mul_c(t, df_ceil(t, df_mul_c(t, actions[k], 1 / block)), pJ[k]));
-        energy = df_add(t, energy, df_mul(t, df_div(t, cluster_pJ, cluster_utilization), used));
+        ds_energy_pJ[ds] = df_mul(t, df_div(t, cluster_pJ, cluster_utilization), used);
+        energy = df_add(t, energy, ds_energy_pJ[ds]);
     }
     df_var instances = V(used) > 1 ? used : n->one;
     df_var leak = df_mul_c(t, df_mul(t, total_cycles, instances), al->energy.leak_pJ);
@@ -779,8 +782,8 @@ void df_relaxed_cost(df_tape *t, const arch_spec *a, const wl_problem *p,
         }
     df_var energy = df_add(t, out->mac_energy_pJ, out->array_energy_pJ);
     for (int l = 0; l < levels; l++) {
-        out->level_energy_pJ[l] =
-            level_energy(&n, &a->level[l], &skeleton->level[l], stats[l], n.replication[l], cycles);
+        out->level_energy_pJ[l] = level_energy(&n, &a->level[l], &skeleton->level[l], stats[l],
+                                               n.replication[l], cycles, out->ds_energy_pJ[l]);
         energy = df_add(t, energy, out->level_energy_pJ[l]);
     }
     out->compute_cycles = compute_cycles;
