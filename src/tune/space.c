@@ -168,7 +168,7 @@ void tn_space_measure(const tn_space *sp, const tn_point *pt, tn_result *out)
     tn_knobs k;
     tn_hw hw;
     tn_space_decode(sp, pt, &k, &hw);
-    char reason[sizeof out->reason];
+    char reason[96];
     if (!tn_hw_fits(&hw, sp->budget, reason, sizeof reason)) {
         memset(out, 0, sizeof *out);
         snprintf(out->reason, sizeof out->reason, "hardware over the %s budget: %s",
@@ -237,10 +237,10 @@ void tn_space_features(const tn_space *sp, const tn_point *pt, double *out)
     double inp_bytes = (double)kn.tile_b * kn.tile_ci * in_rows * in_cols * hw.inp_bits / 8;
     double wgt_bytes = (double)kn.tile_co * kn.tile_ci * l->r * l->s * hw.wgt_bits / 8;
     double acc_bytes = (double)kn.tile_b * kn.tile_co * kn.tile_h * kn.tile_w * hw.acc_bits / 8;
-    double tile_macs = (double)kn.tile_b * kn.tile_co * kn.tile_h * kn.tile_w * kn.tile_ci *
-                       (double)(l->r * l->s);
-    double tiles = (double)l->n / kn.tile_b * (double)l->k / kn.tile_co * (double)l->p /
-                   kn.tile_h * (double)l->q / kn.tile_w;
+    double tile_macs =
+        (double)kn.tile_b * kn.tile_co * kn.tile_h * kn.tile_w * kn.tile_ci * (double)(l->r * l->s);
+    double tiles = (double)l->n / kn.tile_b * (double)l->k / kn.tile_co * (double)l->p / kn.tile_h *
+                   (double)l->q / kn.tile_w;
     double *f = out + TN_KNOBS;
     f[0] = threads * inp_bytes / (double)hw.inp_buffer_bytes;
     f[1] = threads * wgt_bytes / (double)hw.wgt_buffer_bytes;
