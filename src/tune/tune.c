@@ -335,6 +335,87 @@ static void report_measured(void *user, const tn_history *h)
     mp->o->progress(mp->o->progress_user, &p);
 }
 
+/* ----------------------------------------------- one design for a model */
+
+/* The hardware knobs of a point (the same choices in every layer's space:
+ * the hardware ranges do not depend on the layer). */
+#define TN_HW_KNOBS (TN_KNOBS - TN_KNOB_BATCH)
+
+typedef struct hw_best {
+    uint8_t choice[TN_HW_KNOBS];
+    double seconds; /* the layer's fastest measured trial on this hardware */
+} hw_best;
+
+static bool hw_equal(const void *item, const void *key, const void *context)
+{
+    (void)context;
+    return memcmp(((const hw_best *)item)->choice, key, TN_HW_KNOBS) == 0;
+}
+
+static uint64_t hw_hash(const uint8_t *choice)
+{
+    uint64_t h = as_hash_bytes(choice, TN_HW_KNOBS, AS_HASH_SEED);
+    return h ? h : 1;
+}
+
+/* tables[i]: layer i's fastest valid trial per hardware. */
+static bool index_hardware(const tn_model_result *r, as_table *tables)
+{
+    for (int i = 0; i < r->n_layers; i++) {
+        as_table_init(&tables[i], sizeof(hw_best));
+        for (int64_t t = 0; t < r->layers[i].n_trials; t++) {
+            const tn_trial *trial = &r->layers[i].trials[t];
+            if (!trial->result.valid)
+                continue;
+            const uint8_t *key = &trial->point.choice[TN_KNOB_BATCH];
+            bool added;
+            hw_best *b = as_table_insert(&tables[i], hw_hash(key), key, hw_equal, NULL, &added);
+            if (!b)
+                return false;
+            if (added || trial->result.seconds < b->seconds) {
+                memcpy(b->choice, key, TN_HW_KNOBS);
+                b->seconds = trial->result.seconds;
+            }
+        }
+    }
+    return true;
+}
+
+/*
+ * The fastest single hardware for the whole model among what was measured:
+ * a design every layer has a valid trial on (so, one of layer 0's), each
+ * layer at its best trial there.  No new measurement is made.
+ */
+static void shared_hardware(tn_model_result *r)
+{
+    r->has_shared = false;
+    as_table *tables = calloc((size_t)r->n_layers, sizeof *tables);
+    if (!tables)
+        return;
+    if (index_hardware(r, tables))
+        for (size_t slot = 0; slot < tables[0].capacity; slot++) {
+            const hw_best *candidate = as_table_slot(&tables[0], slot);
+            if (!candidate)
+                continue;
+            double seconds = 0;
+            for (int i = 0; i < r->n_layers && isfinite(seconds); i++) {
+                const hw_best *b = as_table_find(&tables[i], hw_hash(candidate->choice),
+                                                 candidate->choice, hw_equal, NULL);
+                seconds += b ? b->seconds * r->layers[i].layer.count : INFINITY;
+            }
+            if (isfinite(seconds) && (!r->has_shared || seconds < r->shared_seconds)) {
+                r->has_shared = true;
+                r->shared_seconds = seconds;
+                memset(&r->shared_hw, 0, sizeof r->shared_hw);
+                memcpy(&r->shared_hw.choice[TN_KNOB_BATCH], candidate->choice, TN_HW_KNOBS);
+            }
+        }
+    r->shared_gflops = r->has_shared ? 2.0 * (double)r->macs / r->shared_seconds / 1e9 : 0;
+    for (int i = 0; i < r->n_layers; i++)
+        as_table_free(&tables[i]);
+    free(tables);
+}
+
 /* Sum the tuned layers into the model's figures: each layer counted as
  * often as it occurs, at its best configuration. */
 static void model_totals(tn_model_result *r)
@@ -352,6 +433,7 @@ static void model_totals(tn_model_result *r)
         r->energy_pJ += best->energy_pJ * l->layer.count;
     }
     r->gflops = r->seconds > 0 ? 2.0 * (double)r->macs / r->seconds / 1e9 : 0;
+    shared_hardware(r);
 }
 
 as_code tn_tune_model(const wl_graph *g, const tn_hw *base, const tn_options *o,
