@@ -106,10 +106,12 @@ static as_code chameleon_init(void **state, const tn_space *sp, const tn_options
         return as_fail(st, AS_ENOMEM, "chameleon: out of memory for %s", sp->layer.name);
     c->sp = sp;
     c->rng = (as_rng){as_rng_next(rng)};
-    if (tn_walk_init(&c->walk, sp, &chameleon_params, 1, &c->rng, st) ||
-        tn_surrogate_init(&c->model, sp, ROWS, st)) {
+    as_code code = tn_walk_init(&c->walk, sp, &chameleon_params, 1, &c->rng, st);
+    if (code == AS_OK)
+        code = tn_surrogate_init(&c->model, sp, ROWS, st);
+    if (code != AS_OK) {
         chameleon_free(c);
-        return st->code;
+        return code;
     }
     *state = c;
     return AS_OK;
@@ -203,6 +205,8 @@ static void synthesise(const chameleon *c, int n, int cl, tn_point *out)
 /* Steps 3 and 4: one point per cluster into out; returns how many. */
 static int adaptive_sample(chameleon *c, const tn_history *h, int n, tn_point *out, int max)
 {
+    if (n == 0)
+        return 0;
     standard_features(c, n);
     int k = adaptive_clusters(c, n), picked = 0;
     for (int cl = 0; cl < k && picked < max; cl++) {

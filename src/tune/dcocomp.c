@@ -97,10 +97,12 @@ static as_code dco_init(void **state, const tn_space *sp, const tn_options *o, a
     d->sp = sp;
     d->confidence_sampling = o->confidence_sampling;
     d->rng = (as_rng){as_rng_next(rng)};
-    if (tn_walk_init(&d->walk, sp, &mappo_params, TN_AGENTS, &d->rng, st) ||
-        tn_surrogate_init(&d->model, sp, EPISODES * HORIZON, st)) {
+    as_code code = tn_walk_init(&d->walk, sp, &mappo_params, TN_AGENTS, &d->rng, st);
+    if (code == AS_OK)
+        code = tn_surrogate_init(&d->model, sp, EPISODES * HORIZON, st);
+    if (code != AS_OK) {
         dco_free(d);
-        return st->code;
+        return code;
     }
     *state = d;
     return AS_OK;

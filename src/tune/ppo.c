@@ -90,7 +90,7 @@ as_code tn_ppo_init(tn_ppo *p, const tn_ppo_params *par, int n_agents, const int
     if (tn_mlp_init(&p->critic, 3, critic_widths, max_rows, 1.0, rng, st))
         goto fail;
     p->state = malloc(sizeof(double) * (size_t)rows * (size_t)state_dim);
-    p->action = malloc(sizeof(int) * (size_t)rows * (size_t)p->total_heads + 1);
+    p->action = malloc(sizeof(int) * ((size_t)rows * (size_t)p->total_heads + 1));
     p->logp = malloc(sizeof(double) * (size_t)rows * (size_t)n_agents);
     p->value = malloc(sizeof(double) * (size_t)rows);
     p->reward = calloc((size_t)rows, sizeof(double));
@@ -322,7 +322,7 @@ as_code tn_walk_init(tn_walk *w, const tn_space *sp, const tn_ppo_params *par, i
     w->cur_reward = malloc(sizeof(double) * E);
     w->visited = malloc(sizeof(tn_point) * rows);
     w->states = malloc(sizeof(double) * E * TN_WALK_STATE);
-    w->actions = malloc(sizeof(int) * E * (size_t)w->ppo.total_heads + 1);
+    w->actions = malloc(sizeof(int) * (E * (size_t)w->ppo.total_heads + 1));
     w->rewards = malloc(sizeof(double) * E);
     if (!w->cur || !w->cur_reward || !w->visited || !w->states || !w->actions || !w->rewards) {
         tn_walk_free(w);
