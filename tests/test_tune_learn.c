@@ -174,12 +174,152 @@ static void mlp_is_seeded(void **state)
     tn_mlp_free(&a);
 }
 
+/* ------------------------------------------------------------ XGBoost */
+
+/* A smooth function of two inputs in [-1, 1]. */
+static double smooth(double a, double b)
+{
+    return sin(2.0 * a) + 0.5 * b * b;
+}
+
+enum { GBT_ROWS = 200 };
+
+/* GBT_ROWS points with a0 in [lo, hi), b in [-1, 1), targets smooth(). */
+static void smooth_data(double lo, double hi, uint64_t seed, double *x, double *y, int rows)
+{
+    as_rng rng = as_rng_stream(seed, 0, AS_RNG_ADVANCED_ONCE);
+    for (int i = 0; i < rows; i++) {
+        x[2 * i] = lo + (hi - lo) * as_rng_unit(&rng);
+        x[2 * i + 1] = 2.0 * as_rng_unit(&rng) - 1.0;
+        y[i] = smooth(x[2 * i], x[2 * i + 1]);
+    }
+}
+
+/* The ensemble fits a smooth function: small error on new points of the
+ * same domain. */
+static void gbt_fits_a_smooth_function(void **state)
+{
+    (void)state;
+    double x[GBT_ROWS * 2], y[GBT_ROWS], tx[GBT_ROWS * 2], ty[GBT_ROWS], mean[GBT_ROWS];
+    smooth_data(-1.0, 1.0, 1, x, y, GBT_ROWS);
+    smooth_data(-1.0, 1.0, 2, tx, ty, GBT_ROWS);
+    tn_gbt *g = NULL;
+    as_status st;
+    as_status_clear(&st);
+    assert_int_equal(tn_gbt_fit(&g, x, y, GBT_ROWS, 2, 5, 60, 7, &st), AS_OK);
+    assert_int_equal(tn_gbt_predict(g, tx, GBT_ROWS, mean, NULL, &st), AS_OK);
+    double sse = 0.0, variance = 0.0, avg = 0.0;
+    for (int i = 0; i < GBT_ROWS; i++)
+        avg += ty[i] / GBT_ROWS;
+    for (int i = 0; i < GBT_ROWS; i++) {
+        sse += (mean[i] - ty[i]) * (mean[i] - ty[i]);
+        variance += (ty[i] - avg) * (ty[i] - avg);
+    }
+    /* at least 95 % of the variance explained */
+    if (!(sse < 0.05 * variance))
+        fail_msg("residual %.4g of variance %.4g", sse, variance);
+    tn_gbt_free(g);
+}
+
+/* Same seed, same predictions (bit for bit); the seed matters. */
+static void gbt_is_deterministic(void **state)
+{
+    (void)state;
+    double x[GBT_ROWS * 2], y[GBT_ROWS], m1[GBT_ROWS], m2[GBT_ROWS], m3[GBT_ROWS];
+    double s1[GBT_ROWS], s2[GBT_ROWS];
+    smooth_data(-1.0, 1.0, 3, x, y, GBT_ROWS);
+    tn_gbt *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(tn_gbt_fit(&a, x, y, GBT_ROWS, 2, 4, 30, 42, NULL), AS_OK);
+    assert_int_equal(tn_gbt_fit(&b, x, y, GBT_ROWS, 2, 4, 30, 42, NULL), AS_OK);
+    assert_int_equal(tn_gbt_fit(&c, x, y, GBT_ROWS, 2, 4, 30, 43, NULL), AS_OK);
+    assert_int_equal(tn_gbt_predict(a, x, GBT_ROWS, m1, s1, NULL), AS_OK);
+    assert_int_equal(tn_gbt_predict(b, x, GBT_ROWS, m2, s2, NULL), AS_OK);
+    assert_int_equal(tn_gbt_predict(c, x, GBT_ROWS, m3, NULL, NULL), AS_OK);
+    assert_memory_equal(m1, m2, sizeof m1);
+    assert_memory_equal(s1, s2, sizeof s1);
+    assert_memory_not_equal(m1, m3, sizeof m1);
+    tn_gbt_free(a);
+    tn_gbt_free(b);
+    tn_gbt_free(c);
+
+    as_status st;
+    as_status_clear(&st);
+    assert_int_equal(tn_gbt_fit(&a, x, y, 0, 2, 4, 30, 42, &st), AS_EINVAL);
+    assert_null(a);
+    assert_non_null(strstr(st.message, "tune/gbt"));
+}
+
+/* The spread is the ensemble's confidence: wider far from the data than
+ * on it. */
+static void gbt_spread_grows_away_from_the_data(void **state)
+{
+    (void)state;
+    double x[GBT_ROWS * 2], y[GBT_ROWS], near[GBT_ROWS * 2], far[GBT_ROWS * 2], ny[GBT_ROWS];
+    double mean[GBT_ROWS], spread_near[GBT_ROWS], spread_far[GBT_ROWS];
+    smooth_data(-1.0, 0.0, 4, x, y, GBT_ROWS);
+    smooth_data(-1.0, 0.0, 5, near, ny, GBT_ROWS);
+    smooth_data(2.0, 3.0, 6, far, ny, GBT_ROWS);
+    tn_gbt *g = NULL;
+    assert_int_equal(tn_gbt_fit(&g, x, y, GBT_ROWS, 2, 8, 40, 9, NULL), AS_OK);
+    assert_int_equal(tn_gbt_predict(g, near, GBT_ROWS, mean, spread_near, NULL), AS_OK);
+    assert_int_equal(tn_gbt_predict(g, far, GBT_ROWS, mean, spread_far, NULL), AS_OK);
+    double on = 0.0, off = 0.0;
+    for (int i = 0; i < GBT_ROWS; i++) {
+        on += spread_near[i] / GBT_ROWS;
+        off += spread_far[i] / GBT_ROWS;
+    }
+    if (!(off > 1.5 * on))
+        fail_msg("mean spread %.4g on the data, %.4g away from it", on, off);
+    print_message("gbt spread: %.4g on the data, %.4g away\n", on, off);
+    tn_gbt_free(g);
+}
+
+/* ------------------------------------------------------------- k-means */
+
+/* Three well separated clusters are found whatever the seed, and a seed
+ * gives one clustering. */
+static void kmeans_finds_separated_clusters(void **state)
+{
+    (void)state;
+    enum { PER = 30, K = 3, D = 2 };
+    static const double centre[K][D] = {{0.0, 0.0}, {10.0, 0.0}, {0.0, 10.0}};
+    double x[K * PER * D];
+    as_rng data = as_rng_stream(8, 0, AS_RNG_ADVANCED_ONCE);
+    for (int c = 0; c < K; c++)
+        for (int i = 0; i < PER; i++)
+            for (int j = 0; j < D; j++)
+                x[((c * PER) + i) * D + j] = centre[c][j] + as_rng_unit(&data) - 0.5;
+    for (uint64_t seed = 0; seed < 5; seed++) {
+        int assignment[K * PER], again[K * PER];
+        double centroids[K * D], centroids_again[K * D];
+        as_rng r1 = as_rng_stream(seed, 1, AS_RNG_ADVANCED_ONCE);
+        as_rng r2 = as_rng_stream(seed, 1, AS_RNG_ADVANCED_ONCE);
+        tn_kmeans(x, K * PER, D, K, &r1, 50, assignment, centroids);
+        tn_kmeans(x, K * PER, D, K, &r2, 50, again, centroids_again);
+        assert_memory_equal(assignment, again, sizeof assignment);
+        assert_memory_equal(centroids, centroids_again, sizeof centroids);
+        for (int c = 0; c < K; c++) {
+            int label = assignment[c * PER];
+            for (int i = 0; i < PER; i++)
+                assert_int_equal(assignment[c * PER + i], label);
+            for (int other = 0; other < c; other++)
+                assert_int_not_equal(assignment[other * PER], label);
+            for (int j = 0; j < D; j++)
+                assert_true(fabs(centroids[label * D + j] - centre[c][j]) < 0.3);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mlp_gradients_match_finite_differences),
         cmocka_unit_test(mlp_learns_a_regression),
         cmocka_unit_test(mlp_is_seeded),
+        cmocka_unit_test(gbt_fits_a_smooth_function),
+        cmocka_unit_test(gbt_is_deterministic),
+        cmocka_unit_test(gbt_spread_grows_away_from_the_data),
+        cmocka_unit_test(kmeans_finds_separated_clusters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
