@@ -317,6 +317,16 @@ as_code tn_walk_init(tn_walk *w, const tn_space *sp, const tn_ppo_params *par, i
             }
     if (tn_ppo_init(&w->ppo, par, n_agents, heads, TN_MOVES, TN_WALK_STATE, rng, st))
         return st ? st->code : AS_EINVAL;
+    if (par->stay > 0 && par->stay < 1) {
+        double stay_logit = log(2 * par->stay / (1 - par->stay)); /* e^b / (e^b + 2) = stay */
+        for (int a = 0; a < n_agents; a++) {
+            tn_mlp *m = &w->ppo.actor[a];
+            if (!heads[a])
+                continue;
+            for (int h = 0; h < heads[a]; h++)
+                gsl_vector_set(m->bias[m->n_layers - 1], (size_t)(h * TN_MOVES + 1), stay_logit);
+        }
+    }
     size_t E = (size_t)par->episodes, rows = E * (size_t)par->horizon;
     w->cur = malloc(sizeof(tn_point) * E);
     w->cur_reward = malloc(sizeof(double) * E);

@@ -26,7 +26,11 @@
  * 64 choices), so the networks stay small.  The state is every knob's
  * normalised choice index, the reward of the configuration the walk stands
  * on (throughput over the best measured: the agents see how good their
- * place is) and the fraction of the episode elapsed.  Everything random
+ * place is) and the fraction of the episode elapsed.  The heads start at
+ * probability `stay` for move 0 (their output biases), so that a step
+ * first changes about one knob, a neighbour as AutoTVM's annealing and
+ * TVM's walks take one, instead of a third of all thirteen knobs at once,
+ * which lands almost surely on a configuration that overflows a buffer.  Everything random
  * comes from the as_rng passed in: a seed gives one result.
  */
 #ifndef AS_TUNE_PPO_H
@@ -44,6 +48,7 @@ typedef struct tn_ppo_params {
     int episodes;  /* parallel episodes per rollout */
     int horizon;   /* steps per episode */
     bool terminal; /* episodes end at the horizon (no bootstrap from V) */
+    double stay;   /* walk: initial probability of a knob's move 0 (0: uniform) */
     double gamma;  /* discount */
     double lambda; /* GAE's lambda */
     double clip;   /* PPO's epsilon */
