@@ -285,9 +285,17 @@ static void test_invalid_reasons(void **state)
     k.tile_b = 2;
     tn_vta_evaluate(&l, &batch2, &k, &r);
     assert_true(r.valid);
-    /* Padded MACs take time but do not count as work: half the GEMM ops
-     * are on the padding row. */
-    assert_true(r.gflops > 0);
+    /* Padded MACs take time but do not count as work: a batch of 2 takes
+     * the same cycles and does twice the GFLOPS. */
+    assert_true(r.valid);
+    tn_conv two = l;
+    two.n = 2;
+    two.macs *= 2;
+    tn_result r2;
+    tn_vta_evaluate(&two, &batch2, &k, &r2);
+    assert_true(r2.valid);
+    assert_int_equal(r2.cycles, r.cycles);
+    assert_close(r2.gflops, 2 * r.gflops);
 
     /* Buffers: tiles of 4 x 4 outputs, all 8 channels in and out, two
      * threads over the two row halves... of a 8 x 8 layer. */
@@ -434,11 +442,21 @@ static void test_no_deadlock_random(void **state)
 {
     (void)state;
     tn_hw hw = preset_hw("vta");
+    tn_hw batch2 = hw;
+    batch2.batch = 2;
     as_rng rng = as_rng_stream(14, 0, AS_RNG_FROM_FIRST_OUTPUT);
     int valid = 0;
     for (int trial = 0; trial < 3000; trial++) {
         tn_conv l = resnet_layer(trial % RESNET18_LAYERS);
-        tn_knobs k = {1,
+        const tn_hw *on = &hw;
+        int64_t tile_b = 1;
+        if (trial % 4 == 3) { /* a batch of 3 on a BATCH 2 core: padded to 4 */
+            l.n = 3;
+            l.macs *= 3;
+            on = &batch2;
+            tile_b = 1 + as_rng_below(&rng, 4);
+        }
+        tn_knobs k = {tile_b,
                       draw_tile(&rng, l.p, 1),
                       draw_tile(&rng, l.q, 1),
                       draw_tile(&rng, l.c, 16),
@@ -446,7 +464,7 @@ static void test_no_deadlock_random(void **state)
                       1 + (int)as_rng_below(&rng, 2),
                       1 + (int)as_rng_below(&rng, 2)};
         tn_result r;
-        tn_vta_evaluate(&l, &hw, &k, &r);
+        tn_vta_evaluate(&l, on, &k, &r);
         if (!r.valid) {
             if (strstr(r.reason, "internal"))
                 fail_msg("trial %d: %s", trial, r.reason);
@@ -455,10 +473,38 @@ static void test_no_deadlock_random(void **state)
         valid++;
         for (int m = 0; m < TN_MODULES; m++)
             assert_true(r.cycles >= r.busy_cycles[m]);
-        assert_true(r.gflops <= 2.0 * 256 * hw.clock_hz / 1e9);
+        double peak = 2.0 * on->batch * on->block_in * on->block_out * on->clock_hz / 1e9;
+        assert_true(r.gflops <= peak);
         assert_true(r.energy_pJ > 0);
     }
     assert_true(valid > 300);
+}
+
+/*
+ * DRAM traffic of a strided, padded layer (ResNet-18's 64 -> 128, 56 -> 28,
+ * 3 x 3, stride 2, pad 1) in 4 row tiles of 7 output rows, one column tile,
+ * all channels in one tile, on buffers large enough for it.  Row tile i
+ * reads input rows 14i - 1 .. 14i + 13 clipped to 0 .. 55: 14, 15, 15, 15
+ * rows (59: the halo rows are read twice); every tile reads all 56
+ * columns (-1 .. 55 clipped).  Input: 59 x 56 x 64 B; weights: 4 loads of
+ * 128 x 64 x 9 B; output: 28 x 28 x 128 B.
+ */
+static void test_dram_traffic_strided(void **state)
+{
+    (void)state;
+    tn_hw hw = preset_hw("vta");
+    hw.inp_buffer_bytes = hw.wgt_buffer_bytes = hw.acc_buffer_bytes = 1 << 20;
+    tn_conv l = resnet_layer(1);
+    tn_knobs k = {1, 7, 28, 64, 128, 1, 1};
+    tn_result r;
+    tn_vta_evaluate(&l, &hw, &k, &r);
+    assert_true(r.valid);
+    assert_int_equal(r.dram_read_bytes, 59 * 56 * 64 + 4 * 128 * 64 * 9);
+    assert_int_equal(r.dram_write_bytes, 28 * 28 * 128);
+    /* 4 tiles: 4 input DMAs per load (one per ci block) + 1 weight DMA, and
+     * a NOP each; 8 store DMAs per tile (one per channel block). */
+    assert_int_equal(r.instructions[TN_LOAD], 4 * (4 + 1) + 4);
+    assert_int_equal(r.instructions[TN_STORE], 1 + 4 * 8);
 }
 
 /* Two threads never take longer than the same tiles on one thread? Not a
@@ -513,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_hw_from_vta_preset),
         cmocka_unit_test(test_resources),
         cmocka_unit_test(test_no_deadlock_random),
+        cmocka_unit_test(test_dram_traffic_strided),
         cmocka_unit_test(test_threads_overlap_resnet),
         cmocka_unit_test(test_speed),
     };
