@@ -7,7 +7,8 @@
  * bandit learnt to above 0.9.  Engines, through the driver on a real
  * ResNet-18 layer of the `vta` preset: only valid points as best, better
  * than TVM's default point within 300 trials, identical histories for one
- * seed, and DCO-Comp with confidence sampling on and off.
+ * seed (and at one and two threads over the whole model), and DCO-Comp
+ * with confidence sampling on and off.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -354,6 +355,42 @@ static void test_seed_matters(void **unused)
     tn_layer_result_free(&b);
 }
 
+/* A whole model at one and at two threads: the same history per layer
+ * (each layer's engine draws from its own stream). */
+static void test_threads_same(void **unused)
+{
+    (void)unused;
+    as_status st;
+    as_status_clear(&st);
+    wl_graph *g = NULL;
+    arch_spec a;
+    tn_hw hw;
+    if (wl_zoo_build("resnet18", &g, &st) != AS_OK || arch_load("vta", &a, &st) != AS_OK ||
+        tn_hw_from_arch(&a, &hw, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    const tn_engine engines[2] = {TN_ENGINE_DCOCOMP, TN_ENGINE_CHAMELEON};
+    for (int e = 0; e < 2; e++) {
+        tn_model_result r[2];
+        for (int t = 0; t < 2; t++) {
+            tn_options o;
+            tn_options_default(&o);
+            o.engine = engines[e];
+            o.trials = 96; /* past both engines' random warm-up */
+            o.seed = 3;
+            o.threads = t + 1;
+            if (tn_tune_model(g, &hw, &o, &r[t], &st) != AS_OK)
+                fail_msg("%s: %s", tn_engine_name(o.engine), st.message);
+        }
+        assert_int_equal(r[0].n_layers, r[1].n_layers);
+        for (int i = 0; i < r[0].n_layers; i++)
+            same_history(&r[0].layers[i], &r[1].layers[i]);
+        assert_near(r[0].gflops, r[1].gflops, 0);
+        tn_model_result_free(&r[0]);
+        tn_model_result_free(&r[1]);
+    }
+    wl_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_dcocomp_without_cs),
         cmocka_unit_test(test_chameleon_engine),
         cmocka_unit_test(test_seed_matters),
+        cmocka_unit_test(test_threads_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
