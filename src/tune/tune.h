@@ -264,6 +264,15 @@ typedef struct tn_model_result {
     double seconds;          /* sum of count * best latency */
     double gflops;           /* 2 * macs / seconds / 1e9 */
     double energy_pJ;
+    /* Each layer above runs on the hardware its own tuning chose, as when
+     * VTA++ is rebuilt per layer.  One design for the whole model: the
+     * hardware (the hardware knobs of shared_hw; its schedule knobs mean
+     * nothing) on which every layer has a valid measured trial and the
+     * model, each layer at its best such trial, is fastest.  has_shared is
+     * false when no hardware was measured for every layer. */
+    bool has_shared;
+    tn_point shared_hw;
+    double shared_seconds, shared_gflops;
     double wall_seconds;
     bool interrupted;
 } tn_model_result;

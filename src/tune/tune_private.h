@@ -87,8 +87,7 @@ typedef struct tn_history {
     tn_trial *trials;
     int64_t n, cap;
     int64_t best;   /* index of the best valid trial, -1 when none */
-    int64_t *index; /* open addressing over trial indices, -1 empty */
-    int64_t index_cap;
+    as_table index; /* items: int64_t trial indices, keyed by their points */
 } tn_history;
 
 /* Index of pt's trial, or -1 when it was not measured. */
