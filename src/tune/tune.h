@@ -192,6 +192,7 @@ void tn_space_measure(const tn_space *sp, const tn_point *pt, tn_result *out);
 /* The point of the base hardware with the template's default knobs
  * (smallest tiles that are valid, one thread): the untuned baseline. */
 void tn_space_default(const tn_space *sp, tn_point *out);
+/* A random point whose hardware fits the budget (when one is found). */
 void tn_space_random(const tn_space *sp, as_rng *rng, tn_point *out);
 /* Features of a point for learned cost models: TN_FEATURES numbers (log2
  * of each knob value, and the tiles' buffer occupancy and arithmetic
