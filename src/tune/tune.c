@@ -297,7 +297,17 @@ static as_code tune_layer(const tn_space *sp, const tn_options *o, uint64_t stre
     out->trials_to_95 = trials_to_95(&run.history);
     out->wall_seconds = wall_now() - start;
     out->interrupted = stopped(o);
+    tn_point fallback;
+    tn_space_default(sp, &fallback);
+    tn_space_measure(sp, &fallback, &out->fallback);
     return code;
+}
+
+const tn_result *tn_layer_outcome(const tn_layer_result *r)
+{
+    if (r->best >= 0)
+        return &r->trials[r->best].result;
+    return r->fallback.valid ? &r->fallback : NULL;
 }
 
 as_code tn_tune_layer(const tn_space *sp, const tn_options *o, tn_layer_result *out, as_status *st)
@@ -424,15 +434,14 @@ static void model_totals(tn_model_result *r)
     r->seconds = r->energy_pJ = 0;
     for (int i = 0; i < r->n_layers; i++) {
         const tn_layer_result *l = &r->layers[i];
+        const tn_result *at = tn_layer_outcome(l);
         r->interrupted |= l->interrupted;
-        if (l->best < 0)
-            continue;
-        const tn_result *best = &l->trials[l->best].result;
         r->macs += l->layer.macs * l->layer.count;
-        r->seconds += best->seconds * l->layer.count;
-        r->energy_pJ += best->energy_pJ * l->layer.count;
+        r->seconds += at ? at->seconds * l->layer.count : INFINITY;
+        r->energy_pJ += at ? at->energy_pJ * l->layer.count : INFINITY;
     }
-    r->gflops = r->seconds > 0 ? 2.0 * (double)r->macs / r->seconds / 1e9 : 0;
+    r->gflops =
+        isfinite(r->seconds) && r->seconds > 0 ? 2.0 * (double)r->macs / r->seconds / 1e9 : 0;
     shared_hardware(r);
 }
 

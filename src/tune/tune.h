@@ -257,7 +257,15 @@ typedef struct tn_layer_result {
     int64_t trials_to_95; /* first trial reaching 95 % of the best GFLOPS (1-based), 0 if none */
     double wall_seconds;  /* time spent tuning this layer */
     bool interrupted;
+    /* TVM's fallback configuration (tn_space_default), measured beside the
+     * budget: what runs when tuning found nothing valid, and the untuned
+     * reference. */
+    tn_result fallback;
 } tn_layer_result;
+
+/* What the layer runs at: its best trial, else the fallback (NULL when
+ * neither is valid). */
+const tn_result *tn_layer_outcome(const tn_layer_result *r);
 
 /* Tune one layer's space with o->engine for o->trials measurements.
  * *out owns its trials (tn_layer_result_free). */
@@ -269,7 +277,8 @@ typedef struct tn_model_result {
     tn_layer_result *layers; /* malloc'd, one per distinct layer */
     int skipped_layers;      /* convs left on the host (see tn_model_layers) */
     int64_t macs;            /* true MACs of the tuned layers, counted with multiplicity */
-    double seconds;          /* sum of count * best latency */
+    double seconds;          /* sum of count * latency at each layer's outcome (infinite
+                                when a layer has no valid configuration) */
     double gflops;           /* 2 * macs / seconds / 1e9 */
     double energy_pJ;
     /* Each layer above runs on the hardware its own tuning chose, as when
