@@ -74,7 +74,8 @@ const tn_budget *tn_budget_find(const char *name); /* NULL when unknown */
 typedef struct tn_conv {
     char name[64];
     int64_t n, c, k; /* batch, input and output channels */
-    int64_t h, w;    /* input height and width (unpadded) */
+    int64_t h, w;    /* input height and width (unpadded; from a bare problem: the rows
+                        and columns its window reads) */
     int64_t p, q;    /* output height and width */
     int64_t r, s;    /* kernel height and width */
     int64_t stride_h, stride_w;
