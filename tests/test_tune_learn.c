@@ -310,6 +310,79 @@ static void kmeans_finds_separated_clusters(void **state)
     }
 }
 
+/* ------------------------------------------------------------- AutoTVM */
+
+/* ResNet-18's 3x3, 128-channel conv at 28x28 (conv3_x), on the `vta`
+ * preset's hardware under the PYNQ budget. */
+static void resnet18_space(tn_space *sp)
+{
+    as_status st;
+    as_status_clear(&st);
+    arch_spec arch;
+    assert_int_equal(arch_load("vta", &arch, &st), AS_OK);
+    tn_hw hw;
+    if (tn_hw_from_arch(&arch, &hw, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    wl_graph *g = NULL;
+    assert_int_equal(wl_zoo_build("resnet18", &g, &st), AS_OK);
+    tn_conv *layers = NULL;
+    int n = 0, skipped = 0;
+    assert_int_equal(tn_model_layers(g, &layers, &n, &skipped, &st), AS_OK);
+    int pick = -1;
+    for (int i = 0; i < n && pick < 0; i++)
+        if (layers[i].c == 128 && layers[i].k == 128 && layers[i].r == 3 && layers[i].p == 28)
+            pick = i;
+    assert_true(pick >= 0);
+    assert_int_equal(tn_space_init(sp, &layers[pick], &hw, tn_budget_find("pynq"), true, &st),
+                     AS_OK);
+    free(layers);
+    wl_graph_free(g);
+}
+
+/* The AutoTVM-style tuner, driven by tn_tune_layer on the real space,
+ * finds within 200 measurements a valid configuration faster than TVM's
+ * fallback point, and one seed gives one run. */
+static void autotvm_beats_the_default_on_resnet18(void **state)
+{
+    (void)state;
+    tn_space sp;
+    resnet18_space(&sp);
+    tn_point fallback;
+    tn_result fallback_result;
+    tn_space_default(&sp, &fallback);
+    tn_space_measure(&sp, &fallback, &fallback_result);
+
+    tn_options o;
+    tn_options_default(&o);
+    o.engine = TN_ENGINE_AUTOTVM;
+    o.trials = 200;
+    o.seed = 7;
+    o.threads = 1;
+    tn_layer_result a, b;
+    as_status st;
+    as_status_clear(&st);
+    assert_int_equal(tn_tune_layer(&sp, &o, &a, &st), AS_OK);
+    assert_int_equal(tn_tune_layer(&sp, &o, &b, &st), AS_OK);
+    assert_int_equal(a.n_trials, 200);
+    assert_true(a.best >= 0);
+    const tn_result *best = &a.trials[a.best].result;
+    assert_true(best->valid);
+    if (!(best->gflops > fallback_result.gflops))
+        fail_msg("best %.3f GFLOPS, fallback %.3f (%s)", best->gflops, fallback_result.gflops,
+                 fallback_result.valid ? "valid" : fallback_result.reason);
+    print_message("autotvm: %.3f GFLOPS after %lld trials (fallback %.3f), 95 %% at trial %lld\n",
+                  best->gflops, (long long)a.n_trials, fallback_result.gflops,
+                  (long long)a.trials_to_95);
+    /* same seed, same measurements in the same order */
+    assert_int_equal(a.n_trials, b.n_trials);
+    for (int64_t i = 0; i < a.n_trials; i++) {
+        assert_true(tn_point_equal(&a.trials[i].point, &b.trials[i].point));
+        assert_true(a.trials[i].result.gflops == b.trials[i].result.gflops);
+    }
+    tn_layer_result_free(&a);
+    tn_layer_result_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +393,7 @@ int main(void)
         cmocka_unit_test(gbt_is_deterministic),
         cmocka_unit_test(gbt_spread_grows_away_from_the_data),
         cmocka_unit_test(kmeans_finds_separated_clusters),
+        cmocka_unit_test(autotvm_beats_the_default_on_resnet18),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,7 +327,7 @@ static void test_invalid_reasons(void **state)
 static tn_hw preset_hw(const char *name)
 {
     arch_spec a;
-    as_status st;
+    as_status st = {0};
     check(arch_load(name, &a, &st), &st);
     tn_hw hw;
     check(tn_hw_from_arch(&a, &hw, &st), &st);
@@ -356,7 +356,7 @@ static void test_hw_from_vta_preset(void **state)
     assert_string_equal(hw.dram_type, "DDR3");
 
     arch_spec a;
-    as_status st;
+    as_status st = {0};
     check(arch_load("eyeriss", &a, &st), &st);
     assert_int_equal(tn_hw_from_arch(&a, &hw, &st), AS_EINVAL);
     assert_non_null(strstr(st.message, "'eyeriss' is not VTA-shaped"));

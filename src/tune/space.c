@@ -208,11 +208,30 @@ void tn_space_default(const tn_space *sp, tn_point *out)
     out->choice[TN_KNOB_TILE_CO] = choice_of(sp, TN_KNOB_TILE_CO, sp->base.block_out);
 }
 
+/* Draws of the hardware knobs tried for a design within the budget. */
+#define TN_HW_DRAWS 256
+
+/*
+ * Uniform over the knobs, except that the hardware is drawn again (up to
+ * TN_HW_DRAWS times) while it is over the budget: most of VTA++'s range
+ * does not fit a small FPGA, and a design that cannot be built is not
+ * worth a measurement, where a tiling that overflows is (it is how a
+ * tuner learns the buffers' limits).
+ */
 void tn_space_random(const tn_space *sp, as_rng *rng, tn_point *out)
 {
     memset(out, 0, sizeof *out);
     for (int k = 0; k < TN_KNOBS; k++)
         out->choice[k] = (uint8_t)as_rng_below(rng, sp->n_choices[k]);
+    tn_knobs knobs;
+    tn_hw hw;
+    for (int draw = 1; draw < TN_HW_DRAWS; draw++) {
+        tn_space_decode(sp, out, &knobs, &hw);
+        if (tn_hw_fits(&hw, sp->budget, NULL, 0))
+            break;
+        for (int k = TN_KNOB_BATCH; k < TN_KNOBS; k++)
+            out->choice[k] = (uint8_t)as_rng_below(rng, sp->n_choices[k]);
+    }
 }
 
 /*

@@ -89,6 +89,19 @@ static bool conv_same(const tn_conv *a, const tn_conv *b)
     return memcmp(&x, &y, sizeof x) == 0;
 }
 
+/* The input's height and width from the graph when it knows them: a
+ * strided conv may leave its last rows unread, which the problem (the
+ * rows the window reads) does not show. */
+static void input_extent(const wl_graph *g, const wl_op *op, tn_conv *conv)
+{
+    const wl_tensor *in =
+        op->n_inputs > 0 && op->inputs[0] >= 0 ? &g->tensors[op->inputs[0]] : NULL;
+    if (in && in->shape_known && in->rank == 4) {
+        conv->h = in->dims[2];
+        conv->w = in->dims[3];
+    }
+}
+
 /* The smallest BLOCK_IN the hardware knobs offer (space.c's range). */
 #define TN_MIN_BLOCK 8
 
@@ -109,8 +122,9 @@ as_code tn_model_layers(const wl_graph *g, tn_conv **out, int *n, int *skipped, 
         }
         tn_conv conv;
         as_status ignored = {0};
-        if (tn_conv_from_problem(&p, op->name, &conv, &ignored) != AS_OK || conv.c < TN_MIN_BLOCK ||
-            conv.c % TN_MIN_BLOCK || conv.k % TN_MIN_BLOCK) {
+        bool runs = tn_conv_from_problem(&p, op->name, &conv, &ignored) == AS_OK;
+        input_extent(g, op, &conv);
+        if (!runs || conv.c < TN_MIN_BLOCK || conv.c % TN_MIN_BLOCK || conv.k % TN_MIN_BLOCK) {
             ++*skipped; /* the host runs it, as TVM's VTA flow runs the stem */
             continue;
         }
@@ -297,7 +311,17 @@ static as_code tune_layer(const tn_space *sp, const tn_options *o, uint64_t stre
     out->trials_to_95 = trials_to_95(&run.history);
     out->wall_seconds = wall_now() - start;
     out->interrupted = stopped(o);
+    tn_point fallback;
+    tn_space_default(sp, &fallback);
+    tn_space_measure(sp, &fallback, &out->fallback);
     return code;
+}
+
+const tn_result *tn_layer_outcome(const tn_layer_result *r)
+{
+    if (r->best >= 0)
+        return &r->trials[r->best].result;
+    return r->fallback.valid ? &r->fallback : NULL;
 }
 
 as_code tn_tune_layer(const tn_space *sp, const tn_options *o, tn_layer_result *out, as_status *st)
@@ -424,15 +448,14 @@ static void model_totals(tn_model_result *r)
     r->seconds = r->energy_pJ = 0;
     for (int i = 0; i < r->n_layers; i++) {
         const tn_layer_result *l = &r->layers[i];
+        const tn_result *at = tn_layer_outcome(l);
         r->interrupted |= l->interrupted;
-        if (l->best < 0)
-            continue;
-        const tn_result *best = &l->trials[l->best].result;
         r->macs += l->layer.macs * l->layer.count;
-        r->seconds += best->seconds * l->layer.count;
-        r->energy_pJ += best->energy_pJ * l->layer.count;
+        r->seconds += at ? at->seconds * l->layer.count : INFINITY;
+        r->energy_pJ += at ? at->energy_pJ * l->layer.count : INFINITY;
     }
-    r->gflops = r->seconds > 0 ? 2.0 * (double)r->macs / r->seconds / 1e9 : 0;
+    r->gflops =
+        isfinite(r->seconds) && r->seconds > 0 ? 2.0 * (double)r->macs / r->seconds / 1e9 : 0;
     shared_hardware(r);
 }
 
@@ -469,6 +492,10 @@ as_code tn_tune_model(const wl_graph *g, const tn_hw *base, const tn_options *o,
             AS_OK)
             tune_layer(&sp, o, (uint64_t)i, report_measured, &mp, &out->layers[i],
                        &layer_status[i]);
+        if (o->layer_done && layer_status[i].code == AS_OK) {
+#pragma omp critical(tn_progress)
+            o->layer_done(o->progress_user, i, n, &out->layers[i]);
+        }
     }
     out->wall_seconds = wall_now() - start;
     for (int i = 0; i < n && code == AS_OK; i++)

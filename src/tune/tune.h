@@ -74,7 +74,8 @@ const tn_budget *tn_budget_find(const char *name); /* NULL when unknown */
 typedef struct tn_conv {
     char name[64];
     int64_t n, c, k; /* batch, input and output channels */
-    int64_t h, w;    /* input height and width (unpadded) */
+    int64_t h, w;    /* input height and width (unpadded; from a bare problem: the rows
+                        and columns its window reads) */
     int64_t p, q;    /* output height and width */
     int64_t r, s;    /* kernel height and width */
     int64_t stride_h, stride_w;
@@ -192,6 +193,7 @@ void tn_space_measure(const tn_space *sp, const tn_point *pt, tn_result *out);
 /* The point of the base hardware with the template's default knobs
  * (smallest tiles that are valid, one thread): the untuned baseline. */
 void tn_space_default(const tn_space *sp, tn_point *out);
+/* A random point whose hardware fits the budget (when one is found). */
 void tn_space_random(const tn_space *sp, as_rng *rng, tn_point *out);
 /* Features of a point for learned cost models: TN_FEATURES numbers (log2
  * of each knob value, and the tiles' buffer occupancy and arithmetic
@@ -220,6 +222,8 @@ typedef struct tn_progress {
     double best_gflops;
 } tn_progress;
 
+struct tn_layer_result; /* below: what a layer's tuning found */
+
 typedef struct tn_options {
     tn_engine engine;
     int64_t trials; /* measurements per layer (default 1000) */
@@ -231,6 +235,11 @@ typedef struct tn_options {
     volatile int *stop_flag;  /* set (SIGINT) to stop; what was measured is kept */
     void (*progress)(void *user, const tn_progress *p); /* may be NULL; called from one thread */
     void *progress_user;
+    /* tn_tune_model: called with progress_user as each layer completes
+     * (index in tn_model_layers' order, of how many), one call at a time,
+     * so that a caller can keep each layer's result the moment it is
+     * found (the CLI's run store).  May be NULL. */
+    void (*layer_done)(void *user, int layer, int layers, const struct tn_layer_result *r);
 } tn_options;
 
 void tn_options_default(tn_options *o);
@@ -249,7 +258,15 @@ typedef struct tn_layer_result {
     int64_t trials_to_95; /* first trial reaching 95 % of the best GFLOPS (1-based), 0 if none */
     double wall_seconds;  /* time spent tuning this layer */
     bool interrupted;
+    /* TVM's fallback configuration (tn_space_default), measured beside the
+     * budget: what runs when tuning found nothing valid, and the untuned
+     * reference. */
+    tn_result fallback;
 } tn_layer_result;
+
+/* What the layer runs at: its best trial, else the fallback (NULL when
+ * neither is valid). */
+const tn_result *tn_layer_outcome(const tn_layer_result *r);
 
 /* Tune one layer's space with o->engine for o->trials measurements.
  * *out owns its trials (tn_layer_result_free). */
@@ -261,7 +278,8 @@ typedef struct tn_model_result {
     tn_layer_result *layers; /* malloc'd, one per distinct layer */
     int skipped_layers;      /* convs left on the host (see tn_model_layers) */
     int64_t macs;            /* true MACs of the tuned layers, counted with multiplicity */
-    double seconds;          /* sum of count * best latency */
+    double seconds;          /* sum of count * latency at each layer's outcome (infinite
+                                when a layer has no valid configuration) */
     double gflops;           /* 2 * macs / seconds / 1e9 */
     double energy_pJ;
     /* Each layer above runs on the hardware its own tuning chose, as when

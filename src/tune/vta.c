@@ -306,7 +306,7 @@ typedef struct vta_cursor {
 
 /* Phases of each module's walk; zero is where each starts. */
 enum { LD_TILES, LD_TAIL };
-enum { PH_RESET, PH_GEMM, PH_ALU, PH_FINAL, PH_DONE };
+enum { CP_RESET, CP_GEMM, CP_ALU, CP_FINAL, CP_DONE };
 enum { ST_OPEN, ST_TILES };
 
 /* Advance the thread counter; true when it wrapped. */
@@ -318,7 +318,8 @@ static bool next_thread(const vta_plan *pl, vta_cursor *c)
     return true;
 }
 
-/* The load module's next step: a tile's input DMAs and weight DMA. */
+/* The load module's next step: a tile's input DMAs and weight DMA, or
+ * the NOP that takes the token of a ko loop's last GEMM. */
 static bool load_next(const vta_plan *pl, vta_cursor *c, vta_step *st, int64_t *dram_bytes)
 {
     if (c->group >= pl->groups)
@@ -358,27 +359,27 @@ static bool load_next(const vta_plan *pl, vta_cursor *c, vta_step *st, int64_t *
 static bool compute_next(const vta_plan *pl, vta_cursor *c, vta_step *st)
 {
     switch (c->phase) {
-    case PH_RESET:
+    case CP_RESET:
         *st = (vta_step){pl->reset_cycles, 1, Q_S2G, Q_G2L};
         if (next_thread(pl, c))
-            c->phase = PH_GEMM;
+            c->phase = CP_GEMM;
         return true;
-    case PH_GEMM:
+    case CP_GEMM:
         *st = (vta_step){pl->gemm_cycles, 1, Q_L2G, Q_G2L};
         if (next_thread(pl, c) && ++c->ko == pl->ko) {
             c->ko = 0;
-            c->phase = PH_ALU;
+            c->phase = CP_ALU;
         }
         return true;
-    case PH_ALU:
+    case CP_ALU:
         *st = (vta_step){pl->alu_cycles, VTA_REQUANT_OPS, Q_NONE, Q_G2S};
         if (next_thread(pl, c))
-            c->phase = ++c->group < pl->groups ? PH_RESET : PH_FINAL;
+            c->phase = ++c->group < pl->groups ? CP_RESET : CP_FINAL;
         return true;
-    case PH_FINAL:
+    case CP_FINAL:
         *st = (vta_step){0, 1, Q_S2G, Q_NONE};
         if (next_thread(pl, c))
-            c->phase = PH_DONE;
+            c->phase = CP_DONE;
         return true;
     default:
         return false;
