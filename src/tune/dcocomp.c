@@ -11,8 +11,9 @@
  *     agents and the centralised critic (ppo.c);
  *  2. a tn_gbt ensemble is fitted to every measurement so far;
  *  3. the agents roll out EPISODES episodes of HORIZON steps, three
- *     quarters from the best measured configurations, a quarter from
- *     random restarts; a step's reward is the model's predicted
+ *     quarters from the best measured configurations of the TOP_STARTS
+ *     best GEMM cores (one per core: tn_walk_starts says why), a quarter
+ *     from random restarts; a step's reward is the model's predicted
  *     throughput of the configuration the joint action reaches (over the
  *     best measured; the measured value where there is one);
  *  4. the distinct unmeasured configurations visited are the candidates.

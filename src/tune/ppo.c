@@ -493,6 +493,14 @@ static bool better_trial(const tn_history *h, int64_t i, int64_t j)
     return a > b || (a == b && i < j);
 }
 
+/* Do a and b have the same GEMM core (BATCH, BLOCK_IN, BLOCK_OUT)? */
+static bool same_gemm(const tn_point *a, const tn_point *b)
+{
+    return a->choice[TN_KNOB_BATCH] == b->choice[TN_KNOB_BATCH] &&
+           a->choice[TN_KNOB_BLOCK_IN] == b->choice[TN_KNOB_BLOCK_IN] &&
+           a->choice[TN_KNOB_BLOCK_OUT] == b->choice[TN_KNOB_BLOCK_OUT];
+}
+
 void tn_walk_starts(const tn_walk *w, const tn_history *h, int from_best, int top, as_rng *rng,
                     tn_point *starts)
 {
@@ -503,6 +511,16 @@ void tn_walk_starts(const tn_walk *w, const tn_history *h, int from_best, int to
     for (int64_t i = 0; i < h->n; i++) {
         if (!h->trials[i].result.valid)
             continue;
+        int same = 0; /* the listed trial on the same GEMM core, if any */
+        while (same < n_best && !same_gemm(&h->trials[best[same]].point, &h->trials[i].point))
+            same++;
+        if (same < n_best) {
+            if (!better_trial(h, i, best[same]))
+                continue;
+            for (int j = same; j < n_best - 1; j++) /* i replaces it */
+                best[j] = best[j + 1];
+            n_best--;
+        }
         int at = n_best < top ? n_best++ : top;
         if (at == top && !better_trial(h, i, best[top - 1]))
             continue;
