@@ -31,7 +31,7 @@
  * (anony-sub/chameleon, rl_model_optimizer.py and rl_tuner.py): PPO
  * lr 1e-3, 3 epochs, minibatches of 32 rows, gamma 0.9, GAE lambda 0.99,
  * clip 0.2, value coefficient 1, entropy coefficient 0.3, no gradient
- * clipping; plan size 64.  Ours: hidden layers of 64, 32 episodes of 16
+ * clipping; plan size 64.  Ours: hidden layers of 64, 16 episodes of 16
  * steps, the heads' initial stay probability 0.9 (ppo.h), and walks that
  * start as DCO-Comp's do (three quarters from the best measured): the
  * rollouts are DCO-Comp's, so that the comparison is of the agents and
@@ -45,7 +45,7 @@
 #include <string.h>
 
 #define STAY 0.9
-#define EPISODES 32
+#define EPISODES 16
 #define HORIZON 16
 #define PLAN 64
 #define K_STEP 8

@@ -29,8 +29,8 @@
  * place is) and the fraction of the episode elapsed.  The heads start at
  * probability `stay` for move 0 (their output biases), so that a step
  * first changes about one knob, a neighbour as AutoTVM's annealing and
- * TVM's walks take one, instead of a third of all thirteen knobs at once,
- * which lands almost surely on a configuration that overflows a buffer.  Everything random
+ * TVM's walks take one, instead of two thirds of the thirteen knobs at
+ * once, which often lands on a configuration that overflows a buffer.  Everything random
  * comes from the as_rng passed in: a seed gives one result.
  */
 #ifndef AS_TUNE_PPO_H
