@@ -247,6 +247,15 @@ static void gbt_is_deterministic(void **state)
     assert_int_equal(tn_gbt_fit(&a, x, y, 0, 2, 4, 30, 42, &st), AS_EINVAL);
     assert_null(a);
     assert_non_null(strstr(st.message, "tune/gbt"));
+
+    /* XGBoost's own errors come back with its message */
+    y[5] = INFINITY;
+    as_status_clear(&st);
+    assert_int_equal(tn_gbt_fit(&a, x, y, GBT_ROWS, 2, 1, 30, 42, &st), AS_EINTERNAL);
+    assert_null(a);
+    assert_non_null(strstr(st.message, "XGBoost"));
+    assert_non_null(strstr(st.message, "abel"));
+    assert_null(strchr(st.message, '\n'));
 }
 
 /* The spread is the ensemble's confidence: wider far from the data than
