@@ -8,7 +8,7 @@
  * What is checked, honestly and cheaply:
  * - Fast lines (model, zoo, arch, eval, runs, help, the single-problem
  *   map, map --layer) run exactly as written.
- * - Slow lines (search, fuse, map of a whole model) run with smaller
+ * - Slow lines (search, fuse, tune, map of a whole model) run with smaller
  *   budgets appended (see shrink_for): the parser keeps the last value of
  *   an option, so every other choice on the line -- models, spaces,
  *   engines, output format, files -- runs for real, only shorter.
@@ -46,6 +46,7 @@ static const struct {
 } shrink_rules[] = {
     {"search", " --hw-budget 2 --batch 2 --plan-budget 8 --sh-rounds 1 --map-budget 4 --threads 2"},
     {"fuse ", " --plan-budget 16 --map-budget 4 --threads 2"},
+    {"tune ", " --trials 16 --threads 2"},
     {"map --arch eyeriss --model resnet50", " --map-budget 16"},
 };
 

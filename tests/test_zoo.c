@@ -39,7 +39,7 @@ static void test_every_model_builds(void **state)
     (void)state;
     int n = 0;
     const wl_zoo_entry *e = wl_zoo_entries(&n);
-    assert_int_equal(n, 26);
+    assert_int_equal(n, 30);
     for (int i = 0; i < n; i++) {
         assert_ptr_equal(wl_zoo_find(e[i].name), &e[i]);
         assert_true(e[i].description && e[i].description[0] && e[i].family && e[i].family[0]);
@@ -90,7 +90,7 @@ static void test_published_figures(void **state)
         checked++;
         wl_graph_free(g);
     }
-    assert_int_equal(checked, 17); /* 8 classic torchvision CNNs, B0..B7, ViT-B/16 */
+    assert_int_equal(checked, 21); /* 12 classic torchvision CNNs, B0..B7, ViT-B/16 */
 }
 
 /* The graph's MACs are the sum over its compute ops of the product of the
@@ -117,6 +117,61 @@ static void test_macs_are_problem_bounds(void **state)
         if (macs != s.macs || macs <= 0)
             fail_msg("%s: problems give %lld MACs, stats %lld", e[i].name, (long long)macs,
                      (long long)s.macs);
+        wl_graph_free(g);
+    }
+}
+
+/*
+ * The VGG and ResNet depths DCO-Comp is evaluated on, exact: parameters as
+ * torchvision's num_params (vgg11 132,863,336; vgg13 133,047,848; vgg19
+ * 143,667,240; resnet34 21,797,672) and MACs counted by hand from the layer
+ * shapes, which round to torchvision's GFLOPS (_ops 7.609, 11.308, 19.632,
+ * 3.664).  A 3x3 conv is H*W*Cout*Cin*9 MACs (bias and ReLU do none):
+ *
+ *   VGG conv     at 224: 3->64 86,704,128        64->64 1,849,688,064
+ *                at 112: 64->128 924,844,032     128->128 1,849,688,064
+ *                at  56: 128->256 924,844,032    256->256 1,849,688,064
+ *                at  28: 256->512 924,844,032    512->512 1,849,688,064
+ *                at  14: 512->512 462,422,016
+ *   classifier   25088*4096 + 4096*4096 + 4096*1000 = 123,633,664
+ *   VGG-11 (A)   86,704,128 + 924,844,032 * 4 (64->128, 128->256,
+ *                256->512, two 512->512 at 14) + 1,849,688,064 * 2 (256->256,
+ *                512->512 at 28) + 123,633,664 = 7,609,090,048
+ *   VGG-13 (B)   86,704,128 + 1,849,688,064 * 4 + 924,844,032 * 4
+ *                + 123,633,664 = 11,308,466,176
+ *   VGG-16 (D)   VGG-13 + 256->256, 512->512 at 28 and at 14
+ *                (4,161,798,144) = 15,470,264,320
+ *   VGG-19 (E)   VGG-16 + the same three again = 19,632,062,464
+ *
+ *   ResNet-34    conv1 7x7/2 3->64 to 112: 118,013,952
+ *                layer1 6 x 64->64 at 56 (115,605,504): 693,633,024
+ *                layer2..4 each: the strided first conv 57,802,752, the
+ *                other 3x3 convs 115,605,504 each (7, 11, 5 of them), the
+ *                1x1 downsample 6,422,528: 873,463,808 + 1,335,885,824
+ *                + 642,252,800
+ *                fc 512*1000 = 512,000          total 3,663,761,408
+ *
+ * Parameters count conv and Linear weights and biases and BatchNorm's
+ * weight and bias (its running statistics are buffers).
+ */
+static void test_vgg_resnet_depths(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int64_t params, macs;
+    } cases[] = {
+        {"vgg11", 132863336, 7609090048},   {"vgg13", 133047848, 11308466176},
+        {"vgg16", 138357544, 15470264320},  {"vgg19", 143667240, 19632062464},
+        {"resnet34", 21797672, 3663761408},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wl_graph *g = truth_build_zoo(cases[i].name);
+        wl_stats s = stats_of(g);
+        if (s.params != cases[i].params || s.macs != cases[i].macs)
+            fail_msg("%s: %lld params, %lld MACs; expected %lld, %lld", cases[i].name,
+                     (long long)s.params, (long long)s.macs, (long long)cases[i].params,
+                     (long long)cases[i].macs);
         wl_graph_free(g);
     }
 }
@@ -450,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_every_model_builds),
         cmocka_unit_test(test_published_figures),
         cmocka_unit_test(test_macs_are_problem_bounds),
+        cmocka_unit_test(test_vgg_resnet_depths),
         cmocka_unit_test(test_unpublished_params),
         cmocka_unit_test(test_cifar_heads_follow_batch),
         cmocka_unit_test(test_unknown_model),

@@ -307,5 +307,6 @@ int cli_map(int argc, char **argv);
 int cli_fuse(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_search(int argc, char **argv);
+int cli_tune(int argc, char **argv);
 
 #endif

@@ -16,6 +16,9 @@
 #include "search/search.h"
 #include "store/store.h"
 
+/* The first line of a tune run's configuration (cmd_tune.c). */
+#define TUNE_CONFIG_PREFIX "accelsearch tune "
+
 typedef enum runs_action { RUNS_LIST, RUNS_SHOW, RUNS_EXPORT } runs_action;
 static const char *const format_names[] = {"json", "csv", NULL};
 static const store_format formats[] = {STORE_JSON, STORE_CSV};
@@ -83,10 +86,11 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
         .name = names[action],
         .help_for = "runs",
         .synopsis = synopsis[action],
-        .about = action != RUNS_LIST ? NULL
-                                     : "The co-design runs kept in a run store.  RUN is an id "
-                                       "that 'runs list' shows;\nwithout it, show and export "
-                                       "take the newest run.\n",
+        .about = action != RUNS_LIST
+                     ? NULL
+                     : "The co-design and tuning runs kept in a run store.  RUN is an id "
+                       "that 'runs list' shows;\nwithout it, show and export "
+                       "take the newest run.\n",
         .options = options,
         .n_options = n,
         .max_positional = action == RUNS_LIST ? 0 : 1,
@@ -123,10 +127,27 @@ static int parse_runs_options(cli_command *cmd, int argc, char **argv, runs_opti
 
 /* ------------------------------------------------------------------- runs */
 
-static void json_run(cli_json *j, const store_run *r)
+/* A run of `accelsearch tune` (its configuration says so): its rows are
+ * tuned layers, not candidate rounds, and it has no fronts. */
+static bool is_tune_config(const char *config)
+{
+    return config && strncmp(config, TUNE_CONFIG_PREFIX, strlen(TUNE_CONFIG_PREFIX)) == 0;
+}
+
+static bool is_tune_run(store *s, int64_t run_id)
+{
+    char *config = NULL;
+    as_status ignored;
+    bool tune = store_run_config(s, run_id, &config, &ignored) == AS_OK && is_tune_config(config);
+    free(config);
+    return tune;
+}
+
+static void json_run(cli_json *j, const store_run *r, bool tune)
 {
     cli_json_begin_object(j);
     cli_json_int_field(j, "id", r->id);
+    cli_json_string_field(j, "kind", tune ? "tune" : "search");
     cli_json_string_field(j, "created", r->created);
     cli_json_string_field(j, "version", r->version);
     /* The writer has signed integers only; a seed given on the command line
@@ -162,7 +183,7 @@ static as_code list_runs(store *s, const char *db, bool json, as_status *st)
         cli_json_key(&j, "runs");
         cli_json_begin_array(&j);
         for (int64_t i = 0; i < n; i++)
-            json_run(&j, &runs[i]);
+            json_run(&j, &runs[i], is_tune_run(s, runs[i].id));
         cli_json_end_array(&j);
         cli_json_end_object(&j);
     } else if (n == 0) {
@@ -172,10 +193,13 @@ static as_code list_runs(store *s, const char *db, bool json, as_status *st)
                "candidates", "iterations", "hypervolume", "summary");
         for (int64_t i = 0; i < n; i++) {
             const store_run *r = &runs[i];
-            printf("%4lld  %-20s  %-11s  %6lld  %10lld  %10lld  %12.6g  %s\n", (long long)r->id,
-                   r->created, store_state_name(r->state), (long long)r->n_rows,
-                   (long long)r->n_candidates, (long long)r->n_iterations, r->hypervolume,
-                   r->summary);
+            printf("%4lld  %-20s  %-11s  %6lld  %10lld  ", (long long)r->id, r->created,
+                   store_state_name(r->state), (long long)r->n_rows, (long long)r->n_candidates);
+            if (is_tune_run(s, r->id)) /* layers, not candidates; no fronts */
+                printf("%10s  %12s  %s\n", "-", "-", r->summary);
+            else
+                printf("%10lld  %12.6g  %s\n", (long long)r->n_iterations, r->hypervolume,
+                       r->summary);
         }
     }
     free(runs);
@@ -392,7 +416,7 @@ static void json_run_view(const run_view *v)
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
     cli_json_key(&j, "run");
-    json_run(&j, &v->run);
+    json_run(&j, &v->run, false);
     cli_json_string_field(&j, "config", v->config);
     cli_json_hypervolume_curve(&j, v->evaluations, v->hypervolume, v->n_curve);
     cli_json_int_field(&j, "front_iteration", v->front_iteration);
@@ -418,10 +442,128 @@ static void json_run_view(const run_view *v)
     cli_json_end_object(&j);
 }
 
+/* ------------------------------------------------------------ tune runs */
+
+/* A tune run's rows as `runs show` gives them: one per tuned layer. */
+typedef struct tune_rows {
+    bool json;
+    cli_json *j;
+    json_t *failed; /* NULL, or the first row's text that did not read */
+    as_status st;
+} tune_rows;
+
+/* One tuned layer: its details (layer, count, trials, trials to 95 %,
+ * GFLOPS), its latency and energy, and its knobs and hardware. */
+static bool show_tune_row(void *user, const store_row *row)
+{
+    tune_rows *t = user;
+    json_t *detail = NULL, *params = NULL;
+    char what[64];
+    snprintf(what, sizeof what, "tuned layer %lld", (long long)row->iteration);
+    if (as_json_parse(row->detail_json ? row->detail_json : "{}", what, &detail, &t->st) != AS_OK ||
+        store_json_items(row->params_json, what, &params, &t->st) != AS_OK) {
+        json_decref(detail);
+        return false;
+    }
+    const char *layer = json_string_value(json_object_get(detail, "layer"));
+    json_int_t count = json_integer_value(json_object_get(detail, "count"));
+    json_int_t trials = json_integer_value(json_object_get(detail, "trials"));
+    json_int_t to_95 = json_integer_value(json_object_get(detail, "trials_to_95"));
+    double gflops = json_number_value(json_object_get(detail, "gflops"));
+    const json_t *knobs = json_array_get(params, 0);
+    if (t->json) {
+        cli_json_begin_object(t->j);
+        cli_json_int_field(t->j, "index", row->iteration);
+        cli_json_string_field(t->j, "layer", layer ? layer : "");
+        cli_json_int_field(t->j, "count", count);
+        cli_json_bool_field(t->j, "valid", row->feasible);
+        cli_json_double_field(t->j, "gflops", gflops);
+        cli_json_double_field(t->j, "latency_s", row->metrics.latency_s);
+        cli_json_double_field(t->j, "energy_pJ", row->metrics.energy_pJ);
+        cli_json_int_field(t->j, "trials", trials);
+        cli_json_int_field(t->j, "trials_to_95", to_95);
+        cli_json_key(t->j, "params");
+        cli_json_begin_object(t->j);
+        const char *key;
+        json_t *value;
+        json_object_foreach((json_t *)knobs, key, value)
+        {
+            cli_json_key(t->j, key);
+            json_cell(t->j, value);
+        }
+        cli_json_end_object(t->j);
+        cli_json_end_object(t->j);
+    } else {
+        printf("  %3lld  %-24s %3lld  %9.2f %12.2f %11.3f %7lld %7lld ", (long long)row->iteration,
+               layer ? layer : "", (long long)count, gflops, row->metrics.latency_s * 1e6,
+               row->metrics.energy_pJ * 1e-6, (long long)trials, (long long)to_95);
+        const char *key;
+        json_t *value;
+        json_object_foreach((json_t *)knobs, key, value)
+        {
+            char *text = cell_text(value);
+            printf(" %s=%s", key, text ? text : "");
+            free(text);
+        }
+        printf("%s\n", row->feasible ? "" : row->reason);
+    }
+    json_decref(detail);
+    json_decref(params);
+    return true;
+}
+
+/* `runs show` of a tune run: the run, its configuration, its layers. */
+static as_code show_tune_run(store *s, const store_run *run, const char *config, bool json,
+                             as_status *st)
+{
+    cli_json j;
+    tune_rows t = {.json = json, .j = &j};
+    as_status_clear(&t.st);
+    if (json) {
+        cli_json_init(&j, stdout);
+        cli_json_begin_object(&j);
+        cli_json_key(&j, "run");
+        json_run(&j, run, true);
+        cli_json_string_field(&j, "config", config);
+        cli_json_key(&j, "layers");
+        cli_json_begin_array(&j);
+    } else {
+        printf("run %lld, %s, created %s by accelsearch %s\n", (long long)run->id,
+               store_state_name(run->state), run->created, run->version);
+        printf("  %-14s %s\n", "summary", run->summary);
+        printf("  %-14s %llu\n", "seed", (unsigned long long)run->seed);
+        printf("  %-14s %lld\n", "layers tuned", (long long)run->n_rows);
+        printf("\nconfiguration:\n");
+        print_indented(config);
+        printf("\ntuned layers (latency and energy of one instance; knobs and hardware of the "
+               "best configuration):\n");
+        printf("  %3s  %-24s %3s  %9s %12s %11s %7s %7s  %s\n", "#", "layer", "x", "GFLOPS",
+               "latency us", "energy uJ", "trials", "to 95%", "configuration");
+    }
+    as_code code = store_each_row(s, run->id, show_tune_row, &t, st);
+    if (code == AS_OK && t.st.code != AS_OK) {
+        *st = t.st;
+        code = st->code;
+    }
+    if (json) {
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    }
+    return code;
+}
+
 static as_code show_run(store *s, const char *db, const store_run *run, bool json, as_status *st)
 {
+    char *config = NULL;
+    as_code code = store_run_config(s, run->id, &config, st);
+    if (code == AS_OK && is_tune_config(config))
+        code = show_tune_run(s, run, config, json, st);
+    bool shown = code != AS_OK || is_tune_config(config);
+    free(config);
+    if (shown)
+        return code;
     run_view v = {.run = *run};
-    as_code code = read_run_view(s, db, &v, st);
+    code = read_run_view(s, db, &v, st);
     if (code == AS_OK && json)
         json_run_view(&v);
     else if (code == AS_OK)
@@ -795,7 +937,13 @@ static int runs_action_run(runs_action action, int argc, char **argv)
     as_code code = store_open(&s, o.db, &st);
     if (code == AS_OK && o.action == RUNS_LIST)
         code = list_runs(s, o.db, o.json, &st);
-    else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK)
+    else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK &&
+             o.design >= 0 && is_tune_run(s, run.id))
+        code = as_fail(&st, AS_EINVAL,
+                       "run %lld is a tune run: it has tuned layers, not a front of designs "
+                       "(--design is for search runs)",
+                       (long long)run.id);
+    else if (code == AS_OK)
         code = o.action == RUNS_EXPORT ? export_run(s, &run, &o, &st)
                : o.emit_arch           ? emit_design(s, o.db, &run, &o, &st)
                : o.layers              ? show_layers(s, o.db, &run, &o, &st)

@@ -18,7 +18,9 @@ static const char usage_text[] =
     "commands:\n"
     "  search [options]                  co-design hardware, fusion and mapping for models\n"
     "                                    under a budget: the Pareto front and the pick\n"
-    "  runs list|show|export             read the run store of past searches\n"
+    "  tune --arch vta --model M         tune every conv layer's schedule and VTA++ hardware\n"
+    "                                    (dcocomp, autotvm, chameleon)\n"
+    "  runs list|show|export             read the run store of past searches and tunings\n"
     "  zoo list [--json]                 list the built-in models\n"
     "  model info MODEL [options]        parameters, MACs, working sets and the loop-nest\n"
     "                                    problem of every layer; MODEL is a zoo name or an\n"
@@ -63,8 +65,9 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    {"search", cli_search}, {"runs", cli_runs}, {"zoo", cli_zoo}, {"model", cli_model},
-    {"arch", cli_arch},     {"eval", cli_eval}, {"map", cli_map}, {"fuse", cli_fuse},
+    {"search", cli_search}, {"tune", cli_tune},   {"runs", cli_runs},
+    {"zoo", cli_zoo},       {"model", cli_model}, {"arch", cli_arch},
+    {"eval", cli_eval},     {"map", cli_map},     {"fuse", cli_fuse},
 };
 enum { N_COMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 

@@ -478,6 +478,10 @@ as_code tn_tune_model(const wl_graph *g, const tn_hw *base, const tn_options *o,
             AS_OK)
             tune_layer(&sp, o, (uint64_t)i, report_measured, &mp, &out->layers[i],
                        &layer_status[i]);
+        if (o->layer_done && layer_status[i].code == AS_OK) {
+#pragma omp critical(tn_progress)
+            o->layer_done(o->progress_user, i, n, &out->layers[i]);
+        }
     }
     out->wall_seconds = wall_now() - start;
     for (int i = 0; i < n && code == AS_OK; i++)

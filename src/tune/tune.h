@@ -221,6 +221,8 @@ typedef struct tn_progress {
     double best_gflops;
 } tn_progress;
 
+struct tn_layer_result; /* below: what a layer's tuning found */
+
 typedef struct tn_options {
     tn_engine engine;
     int64_t trials; /* measurements per layer (default 1000) */
@@ -232,6 +234,11 @@ typedef struct tn_options {
     volatile int *stop_flag;  /* set (SIGINT) to stop; what was measured is kept */
     void (*progress)(void *user, const tn_progress *p); /* may be NULL; called from one thread */
     void *progress_user;
+    /* tn_tune_model: called with progress_user as each layer completes
+     * (index in tn_model_layers' order, of how many), one call at a time,
+     * so that a caller can keep each layer's result the moment it is
+     * found (the CLI's run store).  May be NULL. */
+    void (*layer_done)(void *user, int layer, int layers, const struct tn_layer_result *r);
 } tn_options;
 
 void tn_options_default(tn_options *o);

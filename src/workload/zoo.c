@@ -21,8 +21,12 @@
 
 static const wl_zoo_entry zoo_entries[] = {
     {"alexnet", "AlexNet (torchvision), 224x224", "cnn", 61100840, 0.714, zoo_alexnet},
+    {"vgg11", "VGG-11, no batch norm (torchvision), 224x224", "cnn", 132863336, 7.609, zoo_vgg11},
+    {"vgg13", "VGG-13, no batch norm (torchvision), 224x224", "cnn", 133047848, 11.308, zoo_vgg13},
     {"vgg16", "VGG-16, no batch norm (torchvision), 224x224", "cnn", 138357544, 15.47, zoo_vgg16},
+    {"vgg19", "VGG-19, no batch norm (torchvision), 224x224", "cnn", 143667240, 19.632, zoo_vgg19},
     {"resnet18", "ResNet-18 (torchvision), 224x224", "cnn", 11689512, 1.814, zoo_resnet18},
+    {"resnet34", "ResNet-34 (torchvision), 224x224", "cnn", 21797672, 3.664, zoo_resnet34},
     {"resnet50", "ResNet-50 v1.5 (torchvision), 224x224", "cnn", 25557032, 4.089, zoo_resnet50},
     {"googlenet", "GoogLeNet, eval without aux classifiers (torchvision), 224x224", "cnn", 6624904,
      1.498, zoo_googlenet},

@@ -140,8 +140,12 @@ int32_t zb_dropout(zb *b, int32_t x);
 /* ---- the models (zoo_cnn.c, zoo_modern.c); each builds into an empty
  * graph and leaves it inferred ---- */
 as_code zoo_alexnet(wl_graph *g, as_status *st);
+as_code zoo_vgg11(wl_graph *g, as_status *st);
+as_code zoo_vgg13(wl_graph *g, as_status *st);
 as_code zoo_vgg16(wl_graph *g, as_status *st);
+as_code zoo_vgg19(wl_graph *g, as_status *st);
 as_code zoo_resnet18(wl_graph *g, as_status *st);
+as_code zoo_resnet34(wl_graph *g, as_status *st);
 as_code zoo_resnet50(wl_graph *g, as_status *st);
 as_code zoo_googlenet(wl_graph *g, as_status *st);
 as_code zoo_squeezenet1_0(wl_graph *g, as_status *st);

@@ -2,8 +2,8 @@
  * zoo_cnn.c -- the convolutional networks of the zoo, written with the
  * builder (zoo_builder.h) as their PyTorch definitions read.
  *
- * Sources: torchvision 0.14 for AlexNet, VGG-16, ResNet-18/50, GoogLeNet,
- * SqueezeNet 1.0, MobileNetV2 and DenseNet-161 (parameter counts equal
+ * Sources: torchvision 0.14 for AlexNet, VGG-11/13/16/19, ResNet-18/34/50,
+ * GoogLeNet, SqueezeNet 1.0, MobileNetV2 and DenseNet-161 (parameter counts equal
  * torchvision's num_params and MACs its published GFLOPS); Howard et al.
  * 2017 for MobileNetV1 (1.0, 224); kuangliu/pytorch-cifar for the CIFAR-10
  * variants (3x32x32 input, 10 classes).  Every model is the eval-mode,
@@ -293,26 +293,41 @@ as_code zoo_alexnet(wl_graph *g, as_status *st)
 
 /* ---------------------------------------------------------------- VGG */
 
-/* VGG-16 (configuration "D"): channels of the 3x3 convs, 0 for a 2x2 max
- * pool. */
-static const int64_t vgg16_config[] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
-                                       0,  512, 512, 512, 0,   512, 512, 512, 0};
-/* Conv (+ BN) + ReLU per conv, one pool per 0, and a trailing pool. */
-enum { VGG_MAX_LAYERS = 3 * COUNT(vgg16_config) + 1 };
+/*
+ * torchvision's VGG configurations (cfgs in torchvision/models/vgg.py):
+ * the output channels of the 3x3 convs in order, 0 for a 2x2 max pool.
+ * "A" is VGG-11, "B" VGG-13, "D" VGG-16, "E" VGG-19.
+ */
+enum { VGG_MAX_CONFIG = 21 };
+typedef struct vgg_config {
+    int n;
+    int64_t channels[VGG_MAX_CONFIG];
+} vgg_config;
 
-/* The `features` Sequential of VGG-16 into layers[] (returns the count):
- * torchvision's make_layers, with BatchNorm after each conv when
+static const vgg_config vgg11_config = {13, {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}};
+static const vgg_config vgg13_config = {
+    15, {64, 64, 0, 128, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}};
+static const vgg_config vgg16_config = {
+    18, {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0}};
+static const vgg_config vgg19_config = {21, {64,  64,  0,   128, 128, 0,   256, 256, 256, 256, 0,
+                                             512, 512, 512, 512, 0,   512, 512, 512, 512, 0}};
+/* Conv (+ BN) + ReLU per conv, one pool per 0, and a trailing pool. */
+enum { VGG_MAX_LAYERS = 3 * VGG_MAX_CONFIG + 1 };
+
+/* The `features` Sequential of configuration c into layers[] (returns the
+ * count): torchvision's make_layers, with BatchNorm after each conv when
  * batch_norm, and pytorch-cifar's trailing AvgPool2d(1, 1) when
  * cifar_avgpool. */
-static int vgg16_layers(bool batch_norm, bool cifar_avgpool, seq_layer layers[VGG_MAX_LAYERS])
+static int vgg_layers(const vgg_config *c, bool batch_norm, bool cifar_avgpool,
+                      seq_layer layers[VGG_MAX_LAYERS])
 {
     int n = 0;
-    for (int i = 0; i < COUNT(vgg16_config); i++) {
-        if (vgg16_config[i] == 0) {
+    for (int i = 0; i < c->n; i++) {
+        if (c->channels[i] == 0) {
             layers[n++] = (seq_layer)L_MAXPOOL(2, 2, false);
             continue;
         }
-        layers[n++] = (seq_layer)L_CONV(vgg16_config[i], 3, 1, 1);
+        layers[n++] = (seq_layer)L_CONV(c->channels[i], 3, 1, 1);
         if (batch_norm)
             layers[n++] = (seq_layer)L_BN;
         layers[n++] = (seq_layer)L_RELU;
@@ -322,11 +337,33 @@ static int vgg16_layers(bool batch_norm, bool cifar_avgpool, seq_layer layers[VG
     return n;
 }
 
-as_code zoo_vgg16(wl_graph *g, as_status *st)
+/* torchvision's VGG without batch norm at 224x224: features of
+ * configuration c, avgpool to 7x7, flatten, the three-Linear classifier. */
+static as_code vgg(wl_graph *g, as_status *st, const vgg_config *c)
 {
     seq_layer features[VGG_MAX_LAYERS];
-    int n = vgg16_layers(false, false, features);
+    int n = vgg_layers(c, false, false, features);
     return features_classifier(g, st, features, n, 7, vgg_classifier, COUNT(vgg_classifier));
+}
+
+as_code zoo_vgg11(wl_graph *g, as_status *st)
+{
+    return vgg(g, st, &vgg11_config);
+}
+
+as_code zoo_vgg13(wl_graph *g, as_status *st)
+{
+    return vgg(g, st, &vgg13_config);
+}
+
+as_code zoo_vgg16(wl_graph *g, as_status *st)
+{
+    return vgg(g, st, &vgg16_config);
+}
+
+as_code zoo_vgg19(wl_graph *g, as_status *st)
+{
+    return vgg(g, st, &vgg19_config);
 }
 
 /* pytorch-cifar VGG('VGG16'): BN after each conv, a trailing 1x1 average
@@ -334,7 +371,7 @@ as_code zoo_vgg16(wl_graph *g, as_status *st)
 as_code zoo_vgg16_cifar(wl_graph *g, as_status *st)
 {
     seq_layer features[VGG_MAX_LAYERS];
-    int n = vgg16_layers(true, true, features);
+    int n = vgg_layers(&vgg16_config, true, true, features);
     const int64_t flat[2] = {1, -1};
     zb b;
     int32_t x = begin(&b, g, st, 32);
@@ -413,6 +450,12 @@ static as_code resnet(wl_graph *g, as_status *st, const resnet_spec *s)
 as_code zoo_resnet18(wl_graph *g, as_status *st)
 {
     static const resnet_spec spec = {.bottleneck = false, .blocks = {2, 2, 2, 2}};
+    return resnet(g, st, &spec);
+}
+
+as_code zoo_resnet34(wl_graph *g, as_status *st)
+{
+    static const resnet_spec spec = {.bottleneck = false, .blocks = {3, 4, 6, 3}};
     return resnet(g, st, &spec);
 }
 
