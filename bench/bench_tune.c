@@ -15,8 +15,12 @@
  * paper's "near-peak GFLOPS after about 455 trials instead of about 800".
  * Wall time is this machine's time to run the tuner and its measurements;
  * a measurement here is a model evaluation (microseconds), where the
- * paper's is a compile and run on VTA++, so the time is the tuner's own
- * overhead: read it with the trials-to-95 % column.
+ * paper's is a compile and a run on the VTA++ simulator, so the wall time
+ * is the tuner's own overhead.  What the paper's compile time also holds,
+ * the simulation of each measured configuration, grows with the cycles
+ * simulated: "sim work" is the sum of the cycles of every valid
+ * configuration measured (one that does not build is not run), relative
+ * to AutoTVM's; "valid" is the share of measurements that built and ran.
  *
  * usage: bench_tune [--trials N] [--seeds S] [--threads T] [--budget B] [model ...]
  *   default: 1000 trials, 3 seeds, OpenMP's threads, pynq; the seven models.
@@ -45,7 +49,9 @@ static const struct {
 
 typedef struct cell {
     double gflops, wall_seconds;
-    double *curve; /* whole-model GFLOPS after t trials per layer, t = 1 .. trials */
+    double simulated_cycles; /* sum over the measured valid configurations */
+    double valid_share;      /* of the measurements */
+    double *curve;           /* whole-model GFLOPS after t trials per layer, t = 1 .. trials */
     int64_t trials;
 } cell;
 
@@ -68,7 +74,8 @@ static double *model_curve(const tn_model_result *r, int64_t trials)
         double seconds = 0;
         for (int i = 0; i < r->n_layers; i++) {
             const tn_layer_result *l = &r->layers[i];
-            if (t < l->n_trials && l->trials[t].result.valid && l->trials[t].result.seconds < best[i])
+            if (t < l->n_trials && l->trials[t].result.valid &&
+                l->trials[t].result.seconds < best[i])
                 best[i] = l->trials[t].result.seconds;
             seconds += best[i] * l->layer.count;
         }
@@ -104,6 +111,17 @@ static void run_cell(const wl_graph *g, const tn_hw *hw, const tn_options *base,
     c->wall_seconds = r.wall_seconds;
     c->trials = o.trials;
     c->curve = model_curve(&r, o.trials);
+    c->simulated_cycles = 0;
+    double measured = 0, valid = 0;
+    for (int i = 0; i < r.n_layers; i++)
+        for (int64_t t = 0; t < r.layers[i].n_trials; t++) {
+            measured++;
+            if (r.layers[i].trials[t].result.valid) {
+                valid++;
+                c->simulated_cycles += (double)r.layers[i].trials[t].result.cycles;
+            }
+        }
+    c->valid_share = measured > 0 ? valid / measured : 0;
     tn_model_result_free(&r);
 }
 
@@ -119,6 +137,7 @@ static double mean(const double *x, int n)
 typedef struct summary {
     double throughput_sum[N_TUNERS], throughput_max[N_TUNERS];
     double time_sum[N_TUNERS], time_best[N_TUNERS];
+    double sim_sum[N_TUNERS];
     int models;
 } summary;
 
@@ -137,17 +156,21 @@ static void bench_model(const char *name, const tn_hw *hw, const tn_options *bas
             run_cell(g, hw, base, t, (uint64_t)s + 1, &cells[t][s]);
 
     printf("\n%s (%lld trials per layer, %d seeds)\n", name, (long long)base->trials, seeds);
-    printf("  %-14s %10s %8s %10s %8s %12s\n", "tuner", "GFLOPS", "vs TVM", "wall [s]", "vs TVM",
-           "trials->95%");
-    double gflops[N_TUNERS], wall[N_TUNERS];
+    printf("  %-14s %10s %8s %10s %8s %10s %7s %12s\n", "tuner", "GFLOPS", "vs TVM", "wall [s]",
+           "vs TVM", "sim work", "valid", "trials->95%");
+    double gflops[N_TUNERS], wall[N_TUNERS], sim[N_TUNERS], valid[N_TUNERS];
     for (int t = 0; t < N_TUNERS; t++) {
-        double gf[MAX_SEEDS], ws[MAX_SEEDS];
+        double gf[MAX_SEEDS], ws[MAX_SEEDS], cy[MAX_SEEDS], va[MAX_SEEDS];
         for (int s = 0; s < seeds; s++) {
             gf[s] = cells[t][s].gflops;
             ws[s] = cells[t][s].wall_seconds;
+            cy[s] = cells[t][s].simulated_cycles;
+            va[s] = cells[t][s].valid_share;
         }
         gflops[t] = mean(gf, seeds);
         wall[t] = mean(ws, seeds);
+        sim[t] = mean(cy, seeds);
+        valid[t] = mean(va, seeds);
     }
     for (int t = 0; t < N_TUNERS; t++) {
         /* trials to 95 % of the best any tuner reached, per seed, averaged
@@ -169,13 +192,15 @@ static void bench_model(const char *name, const tn_hw *hw, const tn_options *bas
             snprintf(to95, sizeof to95, "%.0f (%d/%d)", reached / n_reached, n_reached, seeds);
         else
             snprintf(to95, sizeof to95, "- (0/%d)", seeds);
-        printf("  %-14s %10.2f %7.3fx %10.2f %7.3fx %12s\n", tuners[t].label, gflops[t],
-               gflops[t] / gflops[0], wall[t], wall[t] / wall[0], to95);
+        printf("  %-14s %10.2f %7.3fx %10.2f %7.3fx %9.3fx %6.1f%% %12s\n", tuners[t].label,
+               gflops[t], gflops[t] / gflops[0], wall[t], wall[t] / wall[0], sim[t] / sim[0],
+               100 * valid[t], to95);
+        sum->sim_sum[t] += sim[t] / sim[0];
         sum->throughput_sum[t] += gflops[t] / gflops[0];
         sum->throughput_max[t] = fmax(sum->throughput_max[t], gflops[t] / gflops[0]);
         sum->time_sum[t] += wall[t] / wall[0];
-        sum->time_best[t] = sum->models ? fmin(sum->time_best[t], wall[t] / wall[0])
-                                        : wall[t] / wall[0];
+        sum->time_best[t] =
+            sum->models ? fmin(sum->time_best[t], wall[t] / wall[0]) : wall[t] / wall[0];
     }
     sum->models++;
     for (int t = 0; t < N_TUNERS; t++)
@@ -205,8 +230,9 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-' && n_models < 32)
             models[n_models++] = argv[i];
         else {
-            fprintf(stderr, "usage: %s [--trials N] [--seeds S] [--threads T] [--budget B] "
-                            "[model ...]\n",
+            fprintf(stderr,
+                    "usage: %s [--trials N] [--seeds S] [--threads T] [--budget B] "
+                    "[model ...]\n",
                     argv[0]);
             return 2;
         }
@@ -234,11 +260,11 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     printf("\nover %d models, relative to autotvm:\n", sum.models);
-    printf("  %-14s %14s %14s %14s %14s\n", "tuner", "mean thrpt", "max thrpt", "mean time",
-           "best time");
+    printf("  %-14s %14s %14s %14s %14s %14s\n", "tuner", "mean thrpt", "max thrpt", "mean time",
+           "best time", "mean sim work");
     for (int t = 0; t < N_TUNERS; t++)
-        printf("  %-14s %13.3fx %13.3fx %13.3fx %13.3fx\n", tuners[t].label,
+        printf("  %-14s %13.3fx %13.3fx %13.3fx %13.3fx %13.3fx\n", tuners[t].label,
                sum.throughput_sum[t] / sum.models, sum.throughput_max[t],
-               sum.time_sum[t] / sum.models, sum.time_best[t]);
+               sum.time_sum[t] / sum.models, sum.time_best[t], sum.sim_sum[t] / sum.models);
     return 0;
 }

@@ -89,6 +89,19 @@ static bool conv_same(const tn_conv *a, const tn_conv *b)
     return memcmp(&x, &y, sizeof x) == 0;
 }
 
+/* The input's height and width from the graph when it knows them: a
+ * strided conv may leave its last rows unread, which the problem (the
+ * rows the window reads) does not show. */
+static void input_extent(const wl_graph *g, const wl_op *op, tn_conv *conv)
+{
+    const wl_tensor *in =
+        op->n_inputs > 0 && op->inputs[0] >= 0 ? &g->tensors[op->inputs[0]] : NULL;
+    if (in && in->shape_known && in->rank == 4) {
+        conv->h = in->dims[2];
+        conv->w = in->dims[3];
+    }
+}
+
 /* The smallest BLOCK_IN the hardware knobs offer (space.c's range). */
 #define TN_MIN_BLOCK 8
 
@@ -109,8 +122,9 @@ as_code tn_model_layers(const wl_graph *g, tn_conv **out, int *n, int *skipped, 
         }
         tn_conv conv;
         as_status ignored = {0};
-        if (tn_conv_from_problem(&p, op->name, &conv, &ignored) != AS_OK || conv.c < TN_MIN_BLOCK ||
-            conv.c % TN_MIN_BLOCK || conv.k % TN_MIN_BLOCK) {
+        bool runs = tn_conv_from_problem(&p, op->name, &conv, &ignored) == AS_OK;
+        input_extent(g, op, &conv);
+        if (!runs || conv.c < TN_MIN_BLOCK || conv.c % TN_MIN_BLOCK || conv.k % TN_MIN_BLOCK) {
             ++*skipped; /* the host runs it, as TVM's VTA flow runs the stem */
             continue;
         }

@@ -74,7 +74,8 @@ const tn_budget *tn_budget_find(const char *name); /* NULL when unknown */
 typedef struct tn_conv {
     char name[64];
     int64_t n, c, k; /* batch, input and output channels */
-    int64_t h, w;    /* input height and width (unpadded) */
+    int64_t h, w;    /* input height and width (unpadded; from a bare problem: the rows
+                        and columns its window reads) */
     int64_t p, q;    /* output height and width */
     int64_t r, s;    /* kernel height and width */
     int64_t stride_h, stride_w;
@@ -98,7 +99,8 @@ as_code tn_model_layers(const wl_graph *g, tn_conv **out, int *n, int *skipped, 
 /* ----------------------------------------------------------------- knobs */
 
 /* The seven schedule knobs of TVM's VTA conv2d template, as tile extents:
- * tile_b in batch elements, tile_h and tile_w in output rows and columns,
+ * tile_b in batch elements (the space's tile_b knob counts BATCH blocks;
+ * decoded, it is blocks x BATCH), tile_h and tile_w in output rows and columns,
  * tile_ci and tile_co in channels; threading in {1, 2}. */
 typedef struct tn_knobs {
     int64_t tile_b, tile_h, tile_w, tile_ci, tile_co;
