@@ -247,6 +247,15 @@ static void gbt_is_deterministic(void **state)
     assert_int_equal(tn_gbt_fit(&a, x, y, 0, 2, 4, 30, 42, &st), AS_EINVAL);
     assert_null(a);
     assert_non_null(strstr(st.message, "tune/gbt"));
+
+    /* XGBoost's own errors come back with its message */
+    y[5] = INFINITY;
+    as_status_clear(&st);
+    assert_int_equal(tn_gbt_fit(&a, x, y, GBT_ROWS, 2, 1, 30, 42, &st), AS_EINTERNAL);
+    assert_null(a);
+    assert_non_null(strstr(st.message, "XGBoost"));
+    assert_non_null(strstr(st.message, "abel"));
+    assert_null(strchr(st.message, '\n'));
 }
 
 /* The spread is the ensemble's confidence: wider far from the data than
@@ -383,6 +392,49 @@ static void autotvm_beats_the_default_on_resnet18(void **state)
     tn_layer_result_free(&b);
 }
 
+/* On a space smaller than the budget the tuner measures every point once
+ * (the driver stops at the space's size; the engine's random tail and
+ * plans never repeat a point). */
+static void autotvm_exhausts_a_small_space(void **state)
+{
+    (void)state;
+    as_status st;
+    as_status_clear(&st);
+    arch_spec arch;
+    assert_int_equal(arch_load("vta", &arch, &st), AS_OK);
+    tn_hw hw;
+    assert_int_equal(tn_hw_from_arch(&arch, &hw, &st), AS_OK);
+    tn_conv small = {.name = "small",
+                     .n = 1,
+                     .c = 32,
+                     .k = 32,
+                     .h = 4,
+                     .w = 4,
+                     .p = 4,
+                     .q = 4,
+                     .r = 1,
+                     .s = 1,
+                     .stride_h = 1,
+                     .stride_w = 1,
+                     .count = 1};
+    small.macs = small.n * small.k * small.p * small.q * small.c;
+    tn_space sp;
+    assert_int_equal(tn_space_init(&sp, &small, &hw, tn_budget_find("pynq"), false, &st), AS_OK);
+    int64_t size = tn_space_size(&sp);
+    assert_true(size > 64 && size < 1000);
+    tn_options o;
+    tn_options_default(&o);
+    o.engine = TN_ENGINE_AUTOTVM;
+    o.trials = 1000;
+    tn_layer_result r;
+    assert_int_equal(tn_tune_layer(&sp, &o, &r, &st), AS_OK);
+    assert_int_equal(r.n_trials, size);
+    for (int64_t i = 0; i < r.n_trials; i++)
+        for (int64_t j = 0; j < i; j++)
+            assert_false(tn_point_equal(&r.trials[i].point, &r.trials[j].point));
+    tn_layer_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +446,7 @@ int main(void)
         cmocka_unit_test(gbt_spread_grows_away_from_the_data),
         cmocka_unit_test(kmeans_finds_separated_clusters),
         cmocka_unit_test(autotvm_beats_the_default_on_resnet18),
+        cmocka_unit_test(autotvm_exhausts_a_small_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

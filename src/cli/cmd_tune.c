@@ -529,8 +529,10 @@ static void print_text(const tune_cli *c, const tn_options *o, const tune_run *r
         char hardware[64];
         if (layer_space(&r->layers[0].layer, run->base, o, &sp, &ignored) == AS_OK) {
             hardware_text(&sp, &r->shared_hw, hardware, sizeof hardware);
-            printf("one hardware for every layer: %s: %.2f GFLOPS, latency %.4f ms\n", hardware,
-                   r->shared_gflops, r->shared_seconds * 1e3);
+            printf(
+                "one hardware for every layer (measured on all, not tuned on it): %s: %.2f GFLOPS, "
+                "latency %.4f ms\n",
+                hardware, r->shared_gflops, r->shared_seconds * 1e3);
         }
     } else {
         printf("one hardware for every layer: none was measured valid on every layer\n");

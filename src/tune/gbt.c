@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <xgboost/c_api.h>
 
@@ -48,10 +49,13 @@ static const char *const gbt_params[][2] = {
     {"alpha", "0"},
 };
 
-/* Record XGBoost's last error in st, naming the call that failed. */
+/* Record XGBoost's last error in st, naming the call that failed: its
+ * first line (the rest is a stack trace; a status is one line). */
 static as_code gbt_fail(as_status *st, const char *call)
 {
-    return as_fail(st, AS_EINTERNAL, "tune/gbt: XGBoost %s failed: %s", call, XGBGetLastError());
+    const char *text = XGBGetLastError();
+    int first_line = (int)strcspn(text, "\r\n");
+    return as_fail(st, AS_EINTERNAL, "tune/gbt: XGBoost %s failed: %.*s", call, first_line, text);
 }
 
 /* A DMatrix of the n rows rows[0..n) of x (all rows in order when rows is

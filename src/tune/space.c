@@ -95,8 +95,9 @@ static int64_t round_up(int64_t x, int64_t m)
  * the hardware: tile_h and tile_w divide the output rows and columns;
  * tile_ci and tile_co are channel counts dividing C and K in steps of the
  * smallest BLOCK the space offers (the model rejects a tile that is not a
- * multiple of the chosen BLOCK); tile_b divides the batch padded to the
- * largest BATCH.
+ * multiple of the chosen BLOCK).  tile_b counts batch blocks, as TVM's
+ * split of the packed batch axis does (the tile is tile_b x BATCH
+ * elements): a batch-1 layer has the one choice whatever BATCH is.
  */
 as_code tn_space_init(tn_space *sp, const tn_conv *layer, const tn_hw *base, const tn_budget *b,
                       bool vary_hardware, as_status *st)
@@ -123,10 +124,10 @@ as_code tn_space_init(tn_space *sp, const tn_conv *layer, const tn_hw *base, con
 
     int64_t min_block_in = sp->value[TN_KNOB_BLOCK_IN][0];
     int64_t min_block_out = sp->value[TN_KNOB_BLOCK_OUT][0];
-    int64_t max_batch = sp->value[TN_KNOB_BATCH][sp->n_choices[TN_KNOB_BATCH] - 1];
+    int64_t min_batch = sp->value[TN_KNOB_BATCH][0];
     set_divisors(sp, TN_KNOB_TILE_H, layer->p, 1);
     set_divisors(sp, TN_KNOB_TILE_W, layer->q, 1);
-    set_divisors(sp, TN_KNOB_TILE_B, round_up(layer->n, max_batch), 1);
+    set_divisors(sp, TN_KNOB_TILE_B, round_up(layer->n, min_batch) / min_batch, 1);
     set_divisors(sp, TN_KNOB_TILE_CI, layer->c, min_block_in);
     set_divisors(sp, TN_KNOB_TILE_CO, layer->k, min_block_out);
     return AS_OK;
@@ -144,7 +145,7 @@ int64_t tn_space_size(const tn_space *sp)
 void tn_space_decode(const tn_space *sp, const tn_point *pt, tn_knobs *k, tn_hw *hw)
 {
 #define V(knob) sp->value[knob][pt->choice[knob]]
-    *k = (tn_knobs){.tile_b = V(TN_KNOB_TILE_B),
+    *k = (tn_knobs){.tile_b = V(TN_KNOB_TILE_B) * V(TN_KNOB_BATCH),
                     .tile_h = V(TN_KNOB_TILE_H),
                     .tile_w = V(TN_KNOB_TILE_W),
                     .tile_ci = V(TN_KNOB_TILE_CI),
@@ -203,7 +204,7 @@ void tn_space_default(const tn_space *sp, tn_point *out)
     out->choice[TN_KNOB_INP_BUFFER] = choice_of(sp, TN_KNOB_INP_BUFFER, sp->base.inp_buffer_bytes);
     out->choice[TN_KNOB_WGT_BUFFER] = choice_of(sp, TN_KNOB_WGT_BUFFER, sp->base.wgt_buffer_bytes);
     out->choice[TN_KNOB_ACC_BUFFER] = choice_of(sp, TN_KNOB_ACC_BUFFER, sp->base.acc_buffer_bytes);
-    out->choice[TN_KNOB_TILE_B] = choice_of(sp, TN_KNOB_TILE_B, sp->base.batch);
+    out->choice[TN_KNOB_TILE_B] = 0; /* one batch block */
     out->choice[TN_KNOB_TILE_CI] = choice_of(sp, TN_KNOB_TILE_CI, sp->base.block_in);
     out->choice[TN_KNOB_TILE_CO] = choice_of(sp, TN_KNOB_TILE_CO, sp->base.block_out);
 }

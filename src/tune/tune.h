@@ -99,7 +99,8 @@ as_code tn_model_layers(const wl_graph *g, tn_conv **out, int *n, int *skipped, 
 /* ----------------------------------------------------------------- knobs */
 
 /* The seven schedule knobs of TVM's VTA conv2d template, as tile extents:
- * tile_b in batch elements, tile_h and tile_w in output rows and columns,
+ * tile_b in batch elements (the space's tile_b knob counts BATCH blocks;
+ * decoded, it is blocks x BATCH), tile_h and tile_w in output rows and columns,
  * tile_ci and tile_co in channels; threading in {1, 2}. */
 typedef struct tn_knobs {
     int64_t tile_b, tile_h, tile_w, tile_ci, tile_co;
