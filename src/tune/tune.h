@@ -279,8 +279,9 @@ typedef struct tn_model_result {
     tn_layer_result *layers; /* malloc'd, one per distinct layer */
     int skipped_layers;      /* convs left on the host (see tn_model_layers) */
     int64_t macs;            /* true MACs of the tuned layers, counted with multiplicity */
-    double seconds;          /* sum of count * latency at each layer's outcome (infinite
-                                when a layer has no valid configuration) */
+    double seconds;          /* sum of count * latency at each layer's outcome (a layer
+                                with no valid configuration, not even TVM's fallback, is
+                                left out of macs, seconds and energy) */
     double gflops;           /* 2 * macs / seconds / 1e9 */
     double energy_pJ;
     /* Each layer above runs on the hardware its own tuning chose, as when
