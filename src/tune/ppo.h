@@ -191,7 +191,8 @@ void tn_surrogate_reward(void *user, const tn_point *pts, int n, double *out);
  * share one core after a few rounds, and a walk of moves seldom changes
  * the core and every tile that must stay a multiple of it at once: from
  * the best points alone DCO-Comp settled on a poor core in four of thirty
- * ResNet-18 layer runs (12.2 GFLOPS on 4x8x8 where 1x8x32 gives 48.6). */
+ * ResNet-18 layer runs (12.2 GFLOPS on 4x8x8 where 1x8x32 gives 48.6; on
+ * the space before tile_b counted batch blocks). */
 void tn_walk_starts(const tn_walk *w, const tn_history *h, int from_best, int top, as_rng *rng,
                     tn_point *starts);
 
