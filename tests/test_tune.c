@@ -203,8 +203,10 @@ static void compare_models(const tn_model_result *a, const tn_model_result *b)
     for (int i = 0; i < a->n_layers; i++) {
         assert_int_equal(a->layers[i].n_trials, b->layers[i].n_trials);
         for (int64_t t = 0; t < a->layers[i].n_trials; t++) {
-            assert_true(tn_point_equal(&a->layers[i].trials[t].point, &b->layers[i].trials[t].point));
-            assert_true(a->layers[i].trials[t].result.cycles == b->layers[i].trials[t].result.cycles);
+            assert_true(
+                tn_point_equal(&a->layers[i].trials[t].point, &b->layers[i].trials[t].point));
+            assert_true(a->layers[i].trials[t].result.cycles ==
+                        b->layers[i].trials[t].result.cycles);
         }
     }
     assert_true(a->seconds == b->seconds && a->gflops == b->gflops);
@@ -314,9 +316,12 @@ static void test_budgets(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_layers),       cmocka_unit_test(test_space),
-        cmocka_unit_test(test_budgets),            cmocka_unit_test(test_stop),
-        cmocka_unit_test(test_engines_on_a_layer), cmocka_unit_test(test_model_threads),
+        cmocka_unit_test(test_model_layers),
+        cmocka_unit_test(test_space),
+        cmocka_unit_test(test_budgets),
+        cmocka_unit_test(test_stop),
+        cmocka_unit_test(test_engines_on_a_layer),
+        cmocka_unit_test(test_model_threads),
         cmocka_unit_test(test_shared_hardware),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
