@@ -69,59 +69,10 @@ typedef struct autotvm {
     bool have_chains; /* the annealer's chains persist between plans */
     tn_point chain[SA_CHAINS], walk[SA_CHAINS];
     double chain_score[SA_CHAINS], walk_score[SA_CHAINS];
-    double features[SA_CHAINS * TN_FEATURES];
-    double *x, *y; /* training rows (features cached per measured point) */
-    int64_t x_rows, x_cap;
+    tn_surrogate model; /* one booster, refitted every plan */
 } autotvm;
 
 /* ---------------------------------------------------------------- model */
-
-/* Append the features of measured points not yet cached; false when out
- * of memory. */
-static bool cache_features(autotvm *a, const tn_history *h)
-{
-    if (h->n > a->x_cap) {
-        int64_t cap = h->n * 2;
-        double *x = realloc(a->x, (size_t)cap * TN_FEATURES * sizeof *x);
-        if (!x)
-            return false;
-        a->x = x;
-        double *y = realloc(a->y, (size_t)cap * sizeof *y);
-        if (!y)
-            return false;
-        a->y = y;
-        a->x_cap = cap;
-    }
-    for (; a->x_rows < h->n; a->x_rows++)
-        tn_space_features(a->sp, &h->trials[a->x_rows].point, a->x + a->x_rows * TN_FEATURES);
-    return true;
-}
-
-/* Fit the cost model on every measurement: GFLOPS over the best so far,
- * invalid points at 0.  NULL when the fit failed (out of memory, an
- * XGBoost error): the tuner then keeps drawing at random. */
-static tn_gbt *fit_model(autotvm *a, const tn_history *h)
-{
-    if (!cache_features(a, h))
-        return NULL;
-    double best = h->trials[h->best].result.gflops;
-    for (int64_t i = 0; i < h->n; i++) {
-        const tn_result *r = &h->trials[i].result;
-        a->y[i] = r->valid ? r->gflops / best : 0.0;
-    }
-    tn_gbt *g = NULL;
-    if (tn_gbt_fit(&g, a->x, a->y, h->n, TN_FEATURES, 1, GBT_ROUNDS, a->rng.state, NULL) != AS_OK)
-        return NULL;
-    return g;
-}
-
-/* Predicted values of n points; false on an XGBoost error. */
-static bool predict(autotvm *a, const tn_gbt *g, const tn_point *pts, int n, double *score)
-{
-    for (int i = 0; i < n; i++)
-        tn_space_features(a->sp, &pts[i], a->features + i * TN_FEATURES);
-    return tn_gbt_predict(g, a->features, n, score, NULL, NULL) == AS_OK;
-}
 
 /* ------------------------------------------------- simulated annealing */
 
@@ -207,13 +158,13 @@ static void sort_plan(const top_points *t, int *order)
 /* AutoTVM's find_maximums: anneal the chains on the model's predictions
  * and make the PLAN_SIZE best unmeasured points the plan.  False on an
  * XGBoost error. */
-static bool anneal(autotvm *a, const tn_gbt *g, const tn_history *h)
+static bool anneal(autotvm *a, const tn_history *h)
 {
     if (!a->have_chains)
         for (int i = 0; i < SA_CHAINS; i++)
             tn_space_random(a->sp, &a->rng, &a->chain[i]);
     a->have_chains = true;
-    if (!predict(a, g, a->chain, SA_CHAINS, a->chain_score))
+    if (!tn_surrogate_predict(&a->model, a->chain, SA_CHAINS, a->chain_score, NULL))
         return false;
     top_points top = {.n = 0};
     for (int i = 0; i < SA_CHAINS; i++)
@@ -222,7 +173,7 @@ static bool anneal(autotvm *a, const tn_gbt *g, const tn_history *h)
     for (int k = 0, last_new = 0; k < SA_ITERATIONS && k < last_new + SA_EARLY_STOP; k++) {
         for (int i = 0; i < SA_CHAINS; i++)
             random_walk(a->sp, &a->rng, &a->chain[i], &a->walk[i]);
-        if (!predict(a, g, a->walk, SA_CHAINS, a->walk_score))
+        if (!tn_surrogate_predict(&a->model, a->walk, SA_CHAINS, a->walk_score, NULL))
             return false;
         for (int i = 0; i < SA_CHAINS; i++) {
             if (as_rng_unit(&a->rng) < exp((a->walk_score[i] - a->chain_score[i]) / t)) {
@@ -253,19 +204,16 @@ static void maybe_replan(autotvm *a, const tn_history *h)
     if (h->n < PLAN_SIZE * (a->fits + 1) || h->best < 0)
         return;
     a->fits++;
-    tn_gbt *g = fit_model(a, h);
-    if (!g || !anneal(a, g, h))
-        a->plan_len = a->plan_pos = 0; /* no model: random draws */
-    tn_gbt_free(g);
+    /* AutoTVM's one booster on GFLOPS over the best so far (invalid 0); no
+     * model (an XGBoost error) leaves random draws */
+    if (!tn_surrogate_fit(&a->model, h, 1, GBT_ROUNDS, a->rng.state) || !anneal(a, h))
+        a->plan_len = a->plan_pos = 0;
 }
 
 /* Is pt measured or already among the first n of this round's picks? */
 static bool visited(const tn_history *h, const tn_point *picked, int n, const tn_point *pt)
 {
-    for (int i = 0; i < n; i++)
-        if (tn_point_equal(&picked[i], pt))
-            return true;
-    return tn_history_find(h, pt) >= 0;
+    return tn_points_contain(picked, n, pt) || tn_history_find(h, pt) >= 0;
 }
 
 /* A random point neither measured nor picked; false when none was found. */
@@ -311,6 +259,11 @@ static as_code autotvm_init(void **state, const tn_space *sp, const tn_options *
         return as_fail(st, AS_ENOMEM, "autotvm: out of memory for the tuner of %s", sp->layer.name);
     a->sp = sp;
     a->rng = *rng;
+    as_code code = tn_surrogate_init(&a->model, sp, SA_CHAINS, st);
+    if (code != AS_OK) {
+        free(a);
+        return code;
+    }
     *state = a;
     return AS_OK;
 }
@@ -320,8 +273,7 @@ static void autotvm_free(void *state)
     autotvm *a = state;
     if (!a)
         return;
-    free(a->x);
-    free(a->y);
+    tn_surrogate_free(&a->model);
     free(a);
 }
 

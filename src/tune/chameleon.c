@@ -239,7 +239,7 @@ static int chameleon_propose(void *state, const tn_history *h, tn_point *out, in
     chameleon *c = state;
     if (max > PLAN)
         max = PLAN;
-    if (h->n < WARMUP || !tn_surrogate_fit(&c->model, h, 1, BOOST_ROUNDS, &c->rng)) {
+    if (h->n < WARMUP || !tn_surrogate_fit(&c->model, h, 1, BOOST_ROUNDS, as_rng_next(&c->rng))) {
         tn_space_default(c->sp, &out[0]);
         int n = tn_history_find(h, &out[0]) < 0;
         return tn_fill_random(c->sp, h, out, n, max, &c->rng);

@@ -177,7 +177,7 @@ static int dco_propose(void *state, const tn_history *h, tn_point *out, int max)
         learn_from_measurements(d, h);
     int n = 0;
     if (h->n < WARMUP || h->best < 0 ||
-        !tn_surrogate_fit(&d->model, h, MEMBERS, BOOST_ROUNDS, &d->rng)) {
+        !tn_surrogate_fit(&d->model, h, MEMBERS, BOOST_ROUNDS, as_rng_next(&d->rng))) {
         tn_space_default(d->sp, &out[0]);
         n = tn_history_find(h, &out[0]) < 0;
         return tn_fill_random(d->sp, h, out, n, max, &d->rng);

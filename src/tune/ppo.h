@@ -153,34 +153,6 @@ void tn_walk_rollout(tn_walk *w, const tn_point *starts, tn_reward_fn reward_fn,
 
 /* ------------------------------------------ what both RL engines share */
 
-/*
- * The cost model the agents are rewarded by: a tn_gbt ensemble fitted to
- * the history (features tn_space_features, target GFLOPS over the best
- * measured, 0 when invalid).  Its reward of a point is the measured
- * throughput over the best when the point was measured, the model's mean
- * otherwise (clamped at 0).
- */
-typedef struct tn_surrogate {
-    const tn_space *sp;
-    const tn_history *h; /* the history of the last fit */
-    tn_gbt *model;       /* NULL before the first fit */
-    double best_gflops;  /* best measured at the last fit */
-    double *x, *y;       /* training rows */
-    int64_t cap;
-    double *feat; /* scratch: max_points x TN_FEATURES */
-    int max_points;
-} tn_surrogate;
-
-as_code tn_surrogate_init(tn_surrogate *s, const tn_space *sp, int max_points, as_status *st);
-void tn_surrogate_free(tn_surrogate *s);
-/* Refit to every trial of h (n_members boosters of `rounds` rounds,
- * seeded from rng).  False (model dropped) when h has no valid trial or
- * the fit fails. */
-bool tn_surrogate_fit(tn_surrogate *s, const tn_history *h, int n_members, int rounds, as_rng *rng);
-/* The model's mean (and spread when not NULL) at n <= max_points points,
- * in units of the best measured; false when there is no model. */
-bool tn_surrogate_predict(tn_surrogate *s, const tn_point *pts, int n, double *mean,
-                          double *spread);
 /* A tn_reward_fn over a tn_surrogate (user). */
 void tn_surrogate_reward(void *user, const tn_point *pts, int n, double *out);
 
@@ -199,13 +171,5 @@ void tn_walk_starts(const tn_walk *w, const tn_history *h, int from_best, int to
 /* order[0..n) = 0..n-1 sorted by key descending, ties by index (an
  * insertion sort: n is a round's candidates, at most a few hundred). */
 void tn_order_by(const double *key, int n, int *order);
-
-/* Is pt among pts[0..n)? */
-bool tn_points_contain(const tn_point *pts, int n, const tn_point *pt);
-
-/* Up to max random points not in h and not among out[0..n) appended
- * after out[n-1] (a bounded number of draws); returns the new count. */
-int tn_fill_random(const tn_space *sp, const tn_history *h, tn_point *out, int n, int max,
-                   as_rng *rng);
 
 #endif

@@ -93,6 +93,47 @@ typedef struct tn_history {
 /* Index of pt's trial, or -1 when it was not measured. */
 int64_t tn_history_find(const tn_history *h, const tn_point *pt);
 
+/* ------------------------------------------------ the measurements' model */
+
+/*
+ * The learned cost model of a layer's measurements, which every engine
+ * uses: a tn_gbt ensemble fitted to the history (features
+ * tn_space_features, target GFLOPS over the best measured, 0 when
+ * invalid).  AutoTVM anneals on its mean; the RL engines are rewarded by
+ * it (tn_surrogate_reward, ppo.h) and DCO-Comp's confidence sampling
+ * ranks by its mean and spread.
+ */
+typedef struct tn_surrogate {
+    const tn_space *sp;
+    const tn_history *h; /* the history of the last fit */
+    tn_gbt *model;       /* NULL before the first fit */
+    double best_gflops;  /* best measured at the last fit */
+    double *x, *y;       /* training rows */
+    int64_t cap;
+    double *feat; /* scratch: max_points x TN_FEATURES */
+    int max_points;
+} tn_surrogate;
+
+as_code tn_surrogate_init(tn_surrogate *s, const tn_space *sp, int max_points, as_status *st);
+void tn_surrogate_free(tn_surrogate *s);
+/* Refit to every trial of h (n_members boosters of `rounds` rounds from
+ * seed).  False (model dropped) when h has no valid trial or the fit
+ * fails. */
+bool tn_surrogate_fit(tn_surrogate *s, const tn_history *h, int n_members, int rounds,
+                      uint64_t seed);
+/* The model's mean (and spread when not NULL) at n <= max_points points,
+ * in units of the best measured; false when there is no model. */
+bool tn_surrogate_predict(tn_surrogate *s, const tn_point *pts, int n, double *mean,
+                          double *spread);
+
+/* Is pt among pts[0..n)? */
+bool tn_points_contain(const tn_point *pts, int n, const tn_point *pt);
+
+/* Up to max random points not in h and not among out[0..n) appended
+ * after out[n-1] (a bounded number of draws); returns the new count. */
+int tn_fill_random(const tn_space *sp, const tn_history *h, tn_point *out, int n, int max,
+                   as_rng *rng);
+
 /* ---------------------------------------------------------------- engines */
 
 /*
