@@ -216,18 +216,6 @@ static bool visited(const tn_history *h, const tn_point *picked, int n, const tn
     return tn_points_contain(picked, n, pt) || tn_history_find(h, pt) >= 0;
 }
 
-/* A random point neither measured nor picked; false when none was found. */
-static bool random_unvisited(autotvm *a, const tn_history *h, const tn_point *picked, int n,
-                             tn_point *out)
-{
-    for (int i = 0; i < RANDOM_TRIES; i++) {
-        tn_space_random(a->sp, &a->rng, out);
-        if (!visited(h, picked, n, out))
-            return true;
-    }
-    return false;
-}
-
 /* ModelBasedTuner.next_batch: the plan in order, skipping visited points;
  * the plan's epsilon tail (or all of it, when there is no plan) random. */
 static int autotvm_propose(void *state, const tn_history *h, tn_point *out, int max)
@@ -240,8 +228,8 @@ static int autotvm_propose(void *state, const tn_history *h, tn_point *out, int 
         while (a->plan_pos < a->plan_len && visited(h, out, n, &a->plan[a->plan_pos]))
             a->plan_pos++;
         if (a->plan_pos >= a->plan_len - random_tail) {
-            if (!random_unvisited(a, h, out, n, &out[n]))
-                break;
+            if (tn_fill_random(a->sp, h, out, n, n + 1, RANDOM_TRIES, &a->rng) == n)
+                break; /* a random point neither measured nor picked */
         } else {
             out[n] = a->plan[a->plan_pos];
         }

@@ -242,7 +242,7 @@ static int chameleon_propose(void *state, const tn_history *h, tn_point *out, in
     if (h->n < WARMUP || !tn_surrogate_fit(&c->model, h, 1, BOOST_ROUNDS, as_rng_next(&c->rng))) {
         tn_space_default(c->sp, &out[0]);
         int n = tn_history_find(h, &out[0]) < 0;
-        return tn_fill_random(c->sp, h, out, n, max, &c->rng);
+        return tn_fill_random(c->sp, h, out, n, max, 64 * max, &c->rng);
     }
     tn_walk_starts(&c->walk, h, EPISODES * 3 / 4, TOP_STARTS, &c->rng, c->starts);
     tn_walk_rollout(&c->walk, c->starts, tn_surrogate_reward, &c->model, &c->rng);

@@ -180,7 +180,7 @@ static int dco_propose(void *state, const tn_history *h, tn_point *out, int max)
         !tn_surrogate_fit(&d->model, h, MEMBERS, BOOST_ROUNDS, as_rng_next(&d->rng))) {
         tn_space_default(d->sp, &out[0]);
         n = tn_history_find(h, &out[0]) < 0;
-        return tn_fill_random(d->sp, h, out, n, max, &d->rng);
+        return tn_fill_random(d->sp, h, out, n, max, 64 * max, &d->rng);
     }
     tn_walk_starts(&d->walk, h, EPISODES * 3 / 4, TOP_STARTS, &d->rng, d->starts);
     tn_walk_rollout(&d->walk, d->starts, tn_surrogate_reward, &d->model, &d->rng);
@@ -191,7 +191,8 @@ static int dco_propose(void *state, const tn_history *h, tn_point *out, int max)
     else
         for (; n < n_cand && n < max; n++)
             out[n] = d->cand[n];
-    return tn_fill_random(d->sp, h, out, n, n > 0 ? n : max, &d->rng);
+    int fill = n > 0 ? n : max;
+    return tn_fill_random(d->sp, h, out, n, fill, 64 * fill, &d->rng);
 }
 
 const tn_engine_ops tn_dcocomp_ops = {

@@ -84,9 +84,9 @@ bool tn_points_contain(const tn_point *pts, int n, const tn_point *pt)
 }
 
 int tn_fill_random(const tn_space *sp, const tn_history *h, tn_point *out, int n, int max,
-                   as_rng *rng)
+                   int draws, as_rng *rng)
 {
-    for (int tries = 64 * max; n < max && tries > 0; tries--) {
+    for (int tries = draws; n < max && tries > 0; tries--) {
         tn_point pt;
         tn_space_random(sp, rng, &pt);
         if (tn_history_find(h, &pt) < 0 && !tn_points_contain(out, n, &pt))

@@ -224,17 +224,6 @@ static bool measure_new(layer_run *run, const tn_point *pt, bool *was_new)
     return true;
 }
 
-/* One random unmeasured point, or false when none was found. */
-static bool random_unmeasured(layer_run *run, tn_point *pt)
-{
-    for (int i = 0; i < TN_RANDOM_TRIES; i++) {
-        tn_space_random(run->sp, &run->rng, pt);
-        if (tn_history_find(&run->history, pt) < 0)
-            return true;
-    }
-    return false;
-}
-
 static bool stopped(const tn_options *o)
 {
     return o->stop_flag && *o->stop_flag;
@@ -259,7 +248,8 @@ static as_code run_engine(layer_run *run, void *engine, const tn_engine_ops *ops
         }
         if (fresh == 0) {
             bool was_new;
-            if (!random_unmeasured(run, &batch[0]))
+            if (tn_fill_random(run->sp, &run->history, batch, 0, 1, TN_RANDOM_TRIES, &run->rng) ==
+                0)
                 break; /* (nearly) every point measured */
             if (!measure_new(run, &batch[0], &was_new))
                 return as_fail(st, AS_ENOMEM, "out of memory tuning %s", run->sp->layer.name);

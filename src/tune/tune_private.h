@@ -130,9 +130,10 @@ bool tn_surrogate_predict(tn_surrogate *s, const tn_point *pts, int n, double *m
 bool tn_points_contain(const tn_point *pts, int n, const tn_point *pt);
 
 /* Up to max random points not in h and not among out[0..n) appended
- * after out[n-1] (a bounded number of draws); returns the new count. */
+ * after out[n-1], from at most `draws` draws; returns the new count.  The
+ * driver's and every engine's random unmeasured points come from here. */
 int tn_fill_random(const tn_space *sp, const tn_history *h, tn_point *out, int n, int max,
-                   as_rng *rng);
+                   int draws, as_rng *rng);
 
 /* ---------------------------------------------------------------- engines */
 
