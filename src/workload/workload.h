@@ -739,6 +739,41 @@ as_code wl_prune_unstructured(wl_graph *g, const char *op_name, double density, 
 as_code wl_prune_channels(wl_graph *g, const char *op_name, double keep, int *n_pruned,
                           as_status *st);
 
+/* ------------------------------------------------- convolution lowering */
+
+/*
+ * How a convolution is computed (DLAS's "algorithms" layer).  Lowering
+ * rewrites the graph: a lowered conv becomes the ops that an inference
+ * library runs for it, so that every later stage (epilogues, network
+ * costing, fusion, the mapper) sees their real tensors and traffic.
+ * lower.c states each rewrite and its costs.
+ */
+typedef enum wl_conv_algorithm {
+    WL_CONV_DIRECT,     /* the conv as it is: one loop nest (no rewrite) */
+    WL_CONV_IM2COL,     /* im2col + GEMM: the input matrix (C*R*S x P*Q per image) is
+                           materialised by a data-movement op, then one GEMM */
+    WL_CONV_WINOGRAD_2, /* Winograd F(2x2, 3x3): input transform, 16 batched GEMMs over
+                           2x2 output tiles, output transform */
+    WL_CONV_WINOGRAD_4, /* Winograd F(4x4, 3x3): 36 batched GEMMs over 4x4 tiles */
+} wl_conv_algorithm;
+
+/* Parse "direct", "im2col", "winograd2", "winograd4"; false when unknown. */
+bool wl_conv_algorithm_parse(const char *s, wl_conv_algorithm *out);
+const char *wl_conv_algorithm_name(wl_conv_algorithm a);
+/* Whether algorithm a can compute Conv op `op` (direct and im2col: any
+ * conv; Winograd: 3x3 kernels, stride 1, dilation 1, one group).  When not,
+ * why (when why_size > 0) says which condition fails. */
+bool wl_conv_algorithm_applies(const wl_graph *g, int32_t op, wl_conv_algorithm a, char *why,
+                               size_t why_size);
+/* Lower Conv op `op_name` by algorithm a (NULL: every live Conv a applies
+ * to; the others stay direct).  Naming a conv a does not apply to is an
+ * error saying why.  Run after wl_fold_batchnorm (a BatchNormalization
+ * after a lowered conv is no longer after a Conv) and before
+ * wl_fuse_epilogues.  *n_lowered (may be NULL) receives the convs
+ * rewritten. */
+as_code wl_lower_convs(wl_graph *g, const char *op_name, wl_conv_algorithm a, int *n_lowered,
+                       as_status *st);
+
 /* -------------------------------------------------------------- ONNX I/O */
 
 typedef struct wl_onnx_options {
