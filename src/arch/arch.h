@@ -215,6 +215,12 @@ double arch_area_mm2(const arch_spec *a);
 /* Bits of the accumulator behind a MAC of `bits` and `number` (energy.c
  * states the assumption): what partial sums are stored and moved in. */
 int arch_accumulator_bits(int bits, arch_number number);
+/* Significand bits of a number format of `bits` total: with the hidden bit
+ * for floats (fp8 E4M3 4, fp16 11, bf16 8, fp32 24, fp64 53), the
+ * magnitude bits (bits - 1, the sign apart) for integers; 0 when the
+ * tables have no such format.  A float's exponent is the rest:
+ * bits - significand. */
+int arch_significand_bits(int bits, arch_number number);
 /* Peak power (TDP), W, as vendors mean it: the chip's thermal design
  * power -- the cost model's energies of the chip at the largest rate it
  * can charge them (energy.c states why each rate bounds it): every MAC
