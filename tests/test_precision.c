@@ -6,8 +6,9 @@
  * (operand precision, MAC format of each preset and of an fp32 and an
  * fp16 design); map_evaluate scales the compute cycles and the MAC energy
  * by them and leaves the traffic alone, on a MAC design and on a systolic
- * one; int8 on Eyeriss is as-hardware; and over ResNet-18 on Eyeriss
- * (int16 MACs) fp16 runs slower than int8 and fp32 slower still.
+ * one; int8 on Eyeriss is as-hardware; over ResNet-18 on Eyeriss
+ * (int16 MACs) fp16 runs slower than int8 and fp32 slower still; and `map`
+ * says the passes (--as-hardware: none).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,10 +16,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <string.h>
 
 #include "mapping/mapping.h"
 
+#include "cli_run.h"
 #include "test_check.h"
 #include "truth.h"
 
@@ -300,12 +303,70 @@ static void test_network_resnet18_eyeriss(void **state)
     map_network_free(&int8);
 }
 
+/* Layers of `map ARGS --json` whose "mac_passes" is `passes`, and those
+ * without the member; the run must succeed. */
+static void count_mac_passes(const char *args, int64_t passes, int *with, int *without)
+{
+    run_result r;
+    run(&r, args);
+    if (r.status != 0)
+        fail_msg("'accelsearch %s' exited %d: %s", args, r.status, r.err);
+    json_error_t error;
+    json_t *root = json_loads(r.out, 0, &error);
+    if (!root)
+        fail_msg("'accelsearch %s': not JSON: %s", args, error.text);
+    free(r.out);
+    *with = *without = 0;
+    size_t i;
+    const json_t *layer;
+    json_array_foreach(json_object_get(root, "layers"), i, layer)
+    {
+        const json_t *member = json_object_get(layer, "mac_passes");
+        if (!member)
+            ++*without;
+        else if (json_integer_value(member) == passes)
+            ++*with;
+        else
+            fail_msg("'accelsearch %s': layer %zu takes %lld passes", args, i,
+                     (long long)json_integer_value(member));
+    }
+    json_decref(root);
+}
+
+/* `map --precision fp32` on the Edge TPU: every compute layer of ResNet-18
+ * (20 convolutions and the Gemm) takes 11 MAC operations per MAC, in the
+ * JSON and in the text; as loaded, at int8 or with --as-hardware, none. */
+static void test_map_reports_passes(void **state)
+{
+    (void)state;
+    const char *base = "map --arch edgetpu --model resnet18 --map-budget 50 --threads 1";
+    char args[256];
+    int with, without;
+    snprintf(args, sizeof args, "%s --precision fp32 --json", base);
+    count_mac_passes(args, 11, &with, &without);
+    assert_int_equal(with, 21);
+    const char *natives[] = {"", "--precision int8", "--precision fp32 --as-hardware"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(args, sizeof args, "%s %s --json", base, natives[k]);
+        count_mac_passes(args, 11, &with, &without);
+        assert_int_equal(with, 0);
+        assert_true(without > 21);
+    }
+    run_result r;
+    snprintf(args, sizeof args, "%s --precision fp32", base);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "MAC emulation            21 layers at up to 11 MAC operations "
+                                  "per MAC (int8 MACs"));
+    free(r.out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_problem_number),           cmocka_unit_test(test_passes_table),
         cmocka_unit_test(test_emulated_evaluation),      cmocka_unit_test(test_native_int8),
-        cmocka_unit_test(test_network_resnet18_eyeriss),
+        cmocka_unit_test(test_network_resnet18_eyeriss), cmocka_unit_test(test_map_reports_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
