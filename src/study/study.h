@@ -78,6 +78,9 @@ typedef struct study_compression {
     study_compression_kind kind;
     double density; /* weight pruning: non-zero fraction kept, (0, 1] */
     double keep;    /* channel pruning: fraction of output channels kept, (0, 1] */
+    /* The level for model i instead of density / keep (0: the entry's):
+     * DLAS picks each model's ratio at its accuracy elbow (Tables 2, 5). */
+    double model_level[STUDY_MAX_ITEMS];
 } study_compression;
 
 /* An algorithm entry: one lowering for every convolution (a per-model
@@ -144,11 +147,18 @@ typedef struct study_spec {
  * zoo names or presets fail naming file, line and key).  docs/study.md
  * has the format. */
 as_code study_load(const char *path, study_spec *out, as_status *st);
-/* The built-in default study: the shape of DLAS's CIFAR-10 and ImageNet
- * grids on our presets (docs/study.md lists it). */
-void study_default(study_spec *out);
-/* The canonical text of a spec (every field that changes a result), which
- * the store compares byte for byte on resume.  Malloc'd; caller frees. */
+/* The same from text in memory (display_name names it in messages). */
+as_code study_parse(const char *text, size_t size, const char *display_name, study_spec *out,
+                    as_status *st);
+/* The level compression c applies to model m: its density (weight
+ * pruning) or kept fraction (channel pruning), 1 for the others. */
+double study_compression_level(const study_compression *c, int model);
+/* The built-in default study, docs/studies/dlas.yaml (compiled in): the
+ * shape of DLAS's CIFAR-10 and ImageNet grids on our presets. */
+as_code study_default(study_spec *out, as_status *st);
+/* The canonical text of a spec: a study file with every field spelled
+ * out, which study_parse reads back to the same spec and the store
+ * compares byte for byte on resume.  Malloc'd; NULL when out of memory. */
 char *study_canonical(const study_spec *s);
 
 /* Cells in the grid (the product of the axis lengths). */
