@@ -61,6 +61,43 @@ static void test_rank_ties(void **state)
     assert_near(study_kendall(a, a, 4), 1, 1e-12);
 }
 
+/* Kendall's tau-b by its definition, pair by pair. */
+static double kendall_by_pairs(const double *x, const double *y, int n)
+{
+    double concordant = 0, discordant = 0, tied_x = 0, tied_y = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double dx = x[j] - x[i], dy = y[j] - y[i];
+            tied_x += dx == 0;
+            tied_y += dy == 0;
+            if (dx != 0 && dy != 0)
+                (dx > 0) == (dy > 0) ? concordant++ : discordant++;
+        }
+    double pairs = (double)n * (n - 1) / 2;
+    return (concordant - discordant) / sqrt((pairs - tied_x) * (pairs - tied_y));
+}
+
+/* The merge-sort count equals the pair count on samples with many ties
+ * in x, in y and in both. */
+static void test_kendall_matches_pairs(void **state)
+{
+    (void)state;
+    as_rng rng = as_rng_stream(15, 0, AS_RNG_FROM_FIRST_OUTPUT);
+    for (int trial = 0; trial < 20; trial++) {
+        int n = 2 + (int)as_rng_below(&rng, 300);
+        double x[302], y[302];
+        for (int i = 0; i < n; i++) {
+            x[i] = (double)as_rng_below(&rng, 1 + trial);
+            y[i] = trial % 2 ? x[i] + (double)as_rng_below(&rng, 5) : (double)as_rng_below(&rng, 7);
+        }
+        double want = kendall_by_pairs(x, y, n), got = study_kendall(x, y, n);
+        if (isnan(want))
+            assert_true(isnan(got));
+        else
+            assert_near(got, want, 1e-12);
+    }
+}
+
 static void test_rank_undefined(void **state)
 {
     (void)state;
@@ -605,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_rank_hand_computed),
         cmocka_unit_test(test_rank_ties),
         cmocka_unit_test(test_rank_undefined),
+        cmocka_unit_test(test_kendall_matches_pairs),
         cmocka_unit_test(test_summary_rows),
         cmocka_unit_test(test_summary_speedups),
         cmocka_unit_test(test_summary_correlations),

@@ -91,30 +91,86 @@ double study_spearman(const double *x, const double *y, int64_t n)
     return rho;
 }
 
-/* Kendall's tau-b = (concordant - discordant) / sqrt((n0 - tx)(n0 - ty)),
- * n0 = n(n-1)/2 pairs, tx and ty the pairs tied in x and in y (a pair
- * tied in both counts in both and in neither numerator term). */
+/* A sample point for Kendall's tau. */
+typedef struct point {
+    double x, y;
+} point;
+
+static int point_cmp(const void *a, const void *b)
+{
+    const point *p = a, *q = b;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return (p->y > q->y) - (p->y < q->y);
+}
+
+/* Pairs tied in the key over runs of equal keys: sum t(t-1)/2. */
+static double tied_pairs(const point *v, int64_t n, bool both)
+{
+    double pairs = 0;
+    for (int64_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].y == v[i].y && (!both || v[j].x == v[i].x); j++)
+            ;
+        pairs += (double)(j - i) * (double)(j - i - 1) / 2;
+    }
+    return pairs;
+}
+
+/* Sort v[0..n) by y (stable, through tmp), returning the pairs it had
+ * out of order (i < j, y_i > y_j strictly: equal ys are not swapped). */
+static double sort_y_counting_swaps(point *v, point *tmp, int64_t n)
+{
+    if (n < 2)
+        return 0;
+    int64_t half = n / 2;
+    double swaps =
+        sort_y_counting_swaps(v, tmp, half) + sort_y_counting_swaps(v + half, tmp, n - half);
+    int64_t i = 0, j = half, k = 0;
+    while (i < half && j < n) {
+        if (v[j].y < v[i].y) {
+            swaps += (double)(half - i); /* v[j] passes every left point still waiting */
+            tmp[k++] = v[j++];
+        } else
+            tmp[k++] = v[i++];
+    }
+    while (i < half)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+    return swaps;
+}
+
+/* Kendall's tau-b = (concordant - discordant) / sqrt((n0 - n1)(n0 - n2)),
+ * n0 = n(n-1)/2 pairs, n1 and n2 the pairs tied in x and in y.  Knight's
+ * O(n log n) count (1966): sorted by (x, y), the pairs a merge sort on y
+ * must swap are the discordant ones, and concordant - discordant = n0 -
+ * n1 - n2 + n3 - 2 swaps, n3 the pairs tied in both. */
 double study_kendall(const double *x, const double *y, int64_t n)
 {
     if (n < 2)
         return NAN;
-    double concordant = 0, discordant = 0, tied_x = 0, tied_y = 0;
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = i + 1; j < n; j++) {
-            double dx = x[j] - x[i], dy = y[j] - y[i];
-            if (dx == 0 || dy == 0) {
-                tied_x += dx == 0;
-                tied_y += dy == 0;
-            } else if ((dx > 0) == (dy > 0))
-                concordant++;
-            else
-                discordant++;
-        }
-    double pairs = (double)n * (double)(n - 1) / 2;
-    double denominator = sqrt((pairs - tied_x) * (pairs - tied_y));
-    if (denominator == 0)
-        return NAN;
-    return (concordant - discordant) / denominator;
+    point *v = malloc((size_t)n * sizeof *v), *tmp = malloc((size_t)n * sizeof *tmp);
+    double tau = NAN;
+    if (v && tmp) {
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (point){x[i], y[i]};
+        qsort(v, (size_t)n, sizeof *v, point_cmp);
+        /* Runs of equal x: tied_pairs reads y, so count them on swapped
+         * copies of the coordinates. */
+        for (int64_t i = 0; i < n; i++)
+            tmp[i] = (point){v[i].y, v[i].x};
+        double n1 = tied_pairs(tmp, n, false), n3 = tied_pairs(v, n, true);
+        double swaps = sort_y_counting_swaps(v, tmp, n);
+        double n2 = tied_pairs(v, n, false);
+        double n0 = (double)n * (double)(n - 1) / 2;
+        double denominator = sqrt((n0 - n1) * (n0 - n2));
+        if (denominator > 0)
+            tau = (n0 - n1 - n2 + n3 - 2 * swaps) / denominator;
+    }
+    free(v);
+    free(tmp);
+    return tau;
 }
 
 /* ------------------------------------------------------------ the grid */

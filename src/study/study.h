@@ -219,7 +219,7 @@ void study_result_free(study_result *r);
 
 /* Rank correlation of two samples (ties get their mean rank): Spearman's
  * rho and Kendall's tau-b; NaN when n < 2 or a sample is constant.
- * Spearman is O(n log n); Kendall counts pairs in O(n^2). */
+ * Both are O(n log n) (Kendall by Knight's merge-sort count). */
 double study_spearman(const double *x, const double *y, int64_t n);
 double study_kendall(const double *x, const double *y, int64_t n);
 
