@@ -61,7 +61,9 @@ static const study_summary_row *find_row(const study_summary *sum, int m, int h,
 
 /* ------------------------------------------------------------ text tables */
 
-enum { CELL_BYTES = 64, MAX_GROUPS = 4 };
+/* The widest table: Platform, Model, a column per compression and per
+ * algorithm, Overall fastest, Latency, Format. */
+enum { CELL_BYTES = 64, MAX_GROUPS = 4, MAX_COLUMNS = 2 * STUDY_MAX_ITEMS + 5 };
 
 /* A table of text cells, row 0 the header, written with its columns
  * aligned; a group label may stand above a run of columns. */
@@ -75,10 +77,12 @@ typedef struct table {
     bool failed; /* out of memory */
 } table;
 
+/* A table of cols columns (at most MAX_COLUMNS, which the callers'
+ * axes bound). */
 static void table_init(table *t, int cols)
 {
     memset(t, 0, sizeof *t);
-    t->cols = cols;
+    t->cols = cols < MAX_COLUMNS ? cols : MAX_COLUMNS;
 }
 
 /* Add a row of empty cells; its index, or -1 when out of memory. */
@@ -114,9 +118,9 @@ static void table_group(table *t, int col, const char *label)
 /* The text of the cell, padded to width, two spaces between columns. */
 static void table_write(FILE *f, const table *t)
 {
-    int width[64] = {0};
+    int width[MAX_COLUMNS] = {0};
     for (int r = 0; r < t->rows; r++)
-        for (int c = 0; c < t->cols && c < 64; c++) {
+        for (int c = 0; c < t->cols; c++) {
             int w = (int)strlen(t->cell[(int64_t)r * t->cols + c]);
             width[c] = w > width[c] ? w : width[c];
         }
@@ -126,7 +130,7 @@ static void table_write(FILE *f, const table *t)
         int cursor = 0;
         for (int g = 0; g < t->n_groups; g++) {
             int at = 0;
-            for (int c = 0; c < t->group_col[g] && c < 64; c++)
+            for (int c = 0; c < t->group_col[g]; c++)
                 at += width[c] + 2;
             int pad = at > cursor ? at - cursor : (g ? 1 : 0);
             cursor += fprintf(f, "%*s%s", pad, "", t->group_label[g]);
@@ -638,7 +642,15 @@ json_t *study_to_json(const study_result *r, const study_summary *s, as_status *
     const study_spec *spec = &r->spec;
     json_t *root = json_object(), *study = json_object(), *cells = json_array();
     put_str(&b, study, "name", spec->name);
-    put_int(&b, study, "seed", (json_int_t)spec->seed);
+    /* jansson's integers are signed: a seed above INT64_MAX goes as text
+     * (as `runs show --json` writes it). */
+    if (spec->seed <= INT64_MAX)
+        put_int(&b, study, "seed", (int64_t)spec->seed);
+    else {
+        char seed[24];
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)spec->seed);
+        put_str(&b, study, "seed", seed);
+    }
     put_int(&b, study, "batch", spec->batch);
     put_int(&b, study, "run_id", r->run_id);
     put_int(&b, study, "cells", r->n_cells);
