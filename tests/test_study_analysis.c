@@ -400,6 +400,42 @@ static void test_summary_observations(void **state)
     free_synthetic(r);
 }
 
+/* V: the third compression made float16 (half the weight bytes, expected
+ * 2x), 1.25x slower than dense on hwA (emulated) and 1.25x faster on hwB:
+ * its speedup varies by hardware. */
+static void test_observation_precision(void **state)
+{
+    (void)state;
+    study_result *r = synthetic();
+    r->spec.compression[2].kind = STUDY_COMPRESS_FP16;
+    snprintf(r->spec.compression[2].name, STUDY_NAME_BYTES, "fp16");
+    for (int64_t i = 0; i < r->n_cells; i++) {
+        study_cell *c = &r->cells[i];
+        if (c->coords[STUDY_AXIS_COMPRESSION] != 2)
+            continue;
+        int dense[STUDY_NAXES];
+        memcpy(dense, c->coords, sizeof dense);
+        dense[STUDY_AXIS_COMPRESSION] = 0;
+        const study_cell *d = &r->cells[study_cell_index(&r->spec, dense)];
+        *c = *d;
+        c->coords[STUDY_AXIS_COMPRESSION] = 2;
+        c->weight_bytes = d->weight_bytes / 2;
+        c->metrics.latency_s = d->metrics.latency_s * (c->coords[STUDY_AXIS_HARDWARE] ? 0.8 : 1.25);
+    }
+    study_summary s;
+    summarize(r, &s);
+    const study_speedup *sp = speedup_of(&s, 2, 0, 0);
+    assert_near(sp->mean_expected, 2, 1e-12);
+    assert_near(sp->mean_speedup, 0.8, 1e-12);
+    assert_near(speedup_of(&s, 2, 1, 1)->mean_speedup, 1.25, 1e-12);
+    const study_observation *v = observation_of(&s, "V");
+    assert_int_equal(v->verdict, 1);
+    assert_non_null(strstr(v->evidence, "hwA: f16 x0.80"));
+    assert_non_null(strstr(v->evidence, "hwB: f16 x1.25"));
+    study_summary_free(&s);
+    free_synthetic(r);
+}
+
 /* ----------------------------------------------------------------- output */
 
 /* The text of writing r (and s) with writer into memory (caller frees). */
@@ -647,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_summary_speedups),
         cmocka_unit_test(test_summary_correlations),
         cmocka_unit_test(test_summary_observations),
+        cmocka_unit_test(test_observation_precision),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_json),

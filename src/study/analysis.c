@@ -828,7 +828,11 @@ static void observe_V(const study_result *r, study_summary *out)
         if (!f16.pairs && !i8.pairs)
             continue;
         double sf = geomean_value(&f16.speedup), si = geomean_value(&i8.speedup);
-        evidence(o, "%s%s: f16 x%.2f, i8 x%.2f", any ? "; " : "", r->spec.hardware[h].name, sf, si);
+        evidence(o, "%s%s:", any ? "; " : "", r->spec.hardware[h].name);
+        if (f16.pairs)
+            evidence(o, " f16 x%.2f", sf);
+        if (i8.pairs)
+            evidence(o, "%s i8 x%.2f", f16.pairs ? "," : "", si);
         any = true;
         f16_slower |= f16.pairs && sf < 1;
         some_faster |= (f16.pairs && sf > 1) || (i8.pairs && si > 1);
