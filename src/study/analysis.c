@@ -815,14 +815,15 @@ static void observe_IV(const study_result *r, study_summary *out)
 /* V: quantisation's speedup varies by hardware and data type (float16 is
  * slower than float32 where the hardware emulates it).  Per hardware,
  * the pooled speedup of f16 and of i8; supported when f16 is slower
- * somewhere and some quantised speedup on some hardware is above 1. */
+ * somewhere and some quantised speedup on some hardware is above 1; the
+ * grid cannot say without float16. */
 static void observe_V(const study_result *r, study_summary *out)
 {
     study_observation *o =
         observation(out, "V",
                     "quantisation's speedup varies by hardware and data type (float16 slower "
                     "where emulated)");
-    bool f16_slower = false, some_faster = false, any = false;
+    bool f16_slower = false, some_faster = false, any = false, any_f16 = false;
     for (int h = 0; h < r->spec.n[STUDY_AXIS_HARDWARE]; h++) {
         pooled f16 = pool_kind(r, out, kind_f16, h, -1), i8 = pool_kind(r, out, kind_i8, h, -1);
         if (!f16.pairs && !i8.pairs)
@@ -834,11 +835,12 @@ static void observe_V(const study_result *r, study_summary *out)
         if (i8.pairs)
             evidence(o, "%s i8 x%.2f", f16.pairs ? "," : "", si);
         any = true;
+        any_f16 |= f16.pairs > 0;
         f16_slower |= f16.pairs && sf < 1;
         some_faster |= (f16.pairs && sf > 1) || (i8.pairs && si > 1);
     }
-    if (!any) {
-        evidence(o, "needs float16 or int8 with a baseline");
+    if (!any_f16) {
+        evidence(o, "%sneeds float16 with a baseline", any ? "; " : "");
         return;
     }
     o->verdict = f16_slower && some_faster;
