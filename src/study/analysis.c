@@ -599,6 +599,10 @@ static void observe_I(const study_result *r, study_summary *out)
         o,
         "macs~latency per hardware: rho %.2f..%.2f, mean |rho| %.2f, mean |tau| %.2f (%d hardware)",
         lo, hi, mean_rho, sum_tau / n, n);
+    const study_correlation *pooled_macs = find_correlation(out, -1, "macs", "latency");
+    if (pooled_macs && !isnan(pooled_macs->spearman))
+        evidence(o, "; pooled over hardware rho %.2f tau %.2f", pooled_macs->spearman,
+                 pooled_macs->kendall);
     bool accuracy_strong = false;
     const study_correlation *a = find_correlation(out, -1, "accuracy", "latency");
     if (a && !isnan(a->spearman)) {
