@@ -107,6 +107,39 @@ static void test_problem_number(void **state)
     wl_graph_free(g);
 }
 
+/* Convolutions lowered after the precision was chosen (im2col, Winograd)
+ * keep it: every compute problem of the lowered ResNet-18 has int8
+ * operands, none as-hardware. */
+static void test_lowered_keeps_format(void **state)
+{
+    (void)state;
+    const wl_conv_algorithm algorithms[] = {WL_CONV_IM2COL, WL_CONV_WINOGRAD_2};
+    for (size_t k = 0; k < 2; k++) {
+        wl_graph *g = truth_build_zoo("resnet18");
+        wl_set_precision(g, WL_PREC_INT8);
+        as_status st = {0};
+        int n_lowered = 0;
+        check(wl_fold_batchnorm(g, NULL, &st), &st);
+        check(wl_lower_convs(g, NULL, algorithms[k], &n_lowered, &st), &st);
+        assert_true(n_lowered > 0);
+        int problems = 0;
+        for (int32_t o = 0; o < g->n_ops; o++) {
+            if (!map_op_is_layer(&g->ops[o]) || !map_op_is_compute(&g->ops[o]))
+                continue;
+            wl_problem p;
+            check(wl_op_problem(g, o, &p, &st), &st);
+            if (p.ds[WL_DS_WEIGHTS].number != WL_NUMBER_INT ||
+                p.ds[WL_DS_INPUTS].number != WL_NUMBER_INT)
+                fail_msg("%s: op %s has operands %s x %s", wl_conv_algorithm_name(algorithms[k]),
+                         g->ops[o].name, wl_number_name(p.ds[WL_DS_WEIGHTS].number),
+                         wl_number_name(p.ds[WL_DS_INPUTS].number));
+            problems++;
+        }
+        assert_true(problems > 20);
+        wl_graph_free(g);
+    }
+}
+
 /* The MACs of a design: a preset's, or Eyeriss's PEs at `bits` of IEEE
  * float (an fp32 and an fp16 design). */
 static arch_compute mac_of(const char *preset, int float_bits)
@@ -364,9 +397,13 @@ static void test_map_reports_passes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_problem_number),           cmocka_unit_test(test_passes_table),
-        cmocka_unit_test(test_emulated_evaluation),      cmocka_unit_test(test_native_int8),
-        cmocka_unit_test(test_network_resnet18_eyeriss), cmocka_unit_test(test_map_reports_passes),
+        cmocka_unit_test(test_problem_number),
+        cmocka_unit_test(test_passes_table),
+        cmocka_unit_test(test_lowered_keeps_format),
+        cmocka_unit_test(test_emulated_evaluation),
+        cmocka_unit_test(test_native_int8),
+        cmocka_unit_test(test_network_resnet18_eyeriss),
+        cmocka_unit_test(test_map_reports_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
