@@ -306,8 +306,10 @@ void arch_peak_power_parts(const arch_spec *a, arch_power *out);
 
 /* The storage precision whose words the MACs take as they are: int8 up to
  * 8-bit operands, bf16 or fp16 up to 16 bits (by the operand format),
- * fp32 above -- the precision to run a model at to see the design as its
- * makers ran it. */
+ * fp32 above -- the widths to run a model at to see the design as its
+ * makers ran it, applied with wl_set_storage_precision (the operands
+ * as-hardware): on 16-bit integer MACs fp16 stands for the width only, and
+ * wl_set_precision would emulate it (docs/precision.md). */
 wl_precision arch_mac_precision(const arch_spec *a);
 
 /* ------------------------------------------------------------ builders */
