@@ -561,9 +561,11 @@ static void test_transform_order(void **state)
         check(wl_fuse_epilogues(g, &es, &st), &st);
         assert_true(es.n_epilogue > 0);
         wl_op_kind producer = a == WL_CONV_IM2COL ? WL_OP_MATMUL : WL_OP_WINOGRAD_OUTPUT;
-        int relus_on_lowered = 0;
+        int relus_on_lowered = 0, carry_bn = 0;
+        wl_op_kind writer = a == WL_CONV_IM2COL ? WL_OP_RESHAPE : WL_OP_WINOGRAD_OUTPUT;
         for (int32_t o = 0; o < g->n_ops; o++) {
             const wl_op *op = &g->ops[o];
+            carry_bn += op->kind == writer && op->folded_bn != NULL;
             if (op->kind == WL_OP_RELU && op->epilogue_of >= 0)
                 relus_on_lowered += g->ops[op->epilogue_of].kind == producer;
             if (op->kind == WL_OP_IM2COL || op->kind == WL_OP_WINOGRAD_INPUT ||
@@ -573,6 +575,7 @@ static void test_transform_order(void **state)
                         assert_int_equal(g->tensors[op->inputs[i]].bits, 8);
         }
         assert_true(relus_on_lowered > 0);
+        assert_true(carry_bn > 0); /* the folded BatchNorm's name follows the conv's output */
         wl_graph_free(g);
     }
 }
