@@ -529,6 +529,12 @@ static void test_per_layer_choice(void **state)
             assert_int_equal(g->ops[g->order[k + 2]].kind, WL_OP_WINOGRAD_OUTPUT);
             assert_string_equal(g->tensors[g->ops[g->order[k + 2]].outputs[0]].name, y_name);
         }
+    /* Mixed per layer: the first conv (7x7 stride 2) by im2col too. */
+    const char *stem = g->ops[find_kind(g, WL_OP_CONV)].name;
+    assert_int_equal(lower(g, stem, WL_CONV_IM2COL), 1);
+    assert_int_equal(count_kind(g, WL_OP_CONV), convs - 2);
+    assert_int_equal(count_kind(g, WL_OP_IM2COL), 1);
+    assert_int_equal(count_kind(g, WL_OP_WINOGRAD_OUTPUT), 1);
     wl_graph_free(g);
 
     g = zoo("resnet18");
