@@ -48,6 +48,86 @@ static as_code check_mesh(const char *what, const char *name, int mesh_x, int me
                    mesh_x, mesh_y, (long long)instances);
 }
 
+/* ------------------------------------------------------------ sparse */
+
+/* The storage formats of level i (arch.h, arch_ds_format): known formats,
+ * widths in 0..64 where the format has them (0 = the default), none at a
+ * dummy, which keeps nothing. */
+static as_code check_formats(const arch_level *l, as_status *st)
+{
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        const arch_ds_format *f = &l->format[ds];
+        const char *dn = DATASPACE_NAMES[ds];
+        if (f->format < ARCH_FORMAT_UNCOMPRESSED || f->format > ARCH_FORMAT_COO)
+            return as_fail(st, AS_EINVAL, "level '%s': %s format = %d is not a format", l->name, dn,
+                           (int)f->format);
+        if (f->format != ARCH_FORMAT_UNCOMPRESSED && l->cls == ARCH_CLASS_DUMMY)
+            return as_fail(st, AS_EINVAL, "level '%s': a dummy keeps nothing to store as %s",
+                           l->name, arch_format_name(f->format));
+        bool has_bits = f->format == ARCH_FORMAT_RLE || f->format == ARCH_FORMAT_CSR ||
+                        f->format == ARCH_FORMAT_COO;
+        if (f->metadata_bits < 0 || f->metadata_bits > 64 || (!has_bits && f->metadata_bits))
+            return as_fail(st, AS_EINVAL, "level '%s': %s %s metadata_bits = %d %s", l->name, dn,
+                           arch_format_name(f->format), f->metadata_bits,
+                           has_bits ? "must be 0 (default) to 64" : "must be 0 (no such width)");
+        bool has_offsets = f->format == ARCH_FORMAT_CSR;
+        if (f->offset_bits < 0 || f->offset_bits > 64 || (!has_offsets && f->offset_bits))
+            return as_fail(st, AS_EINVAL, "level '%s': %s %s offset_bits = %d %s", l->name, dn,
+                           arch_format_name(f->format), f->offset_bits,
+                           has_offsets ? "must be 0 (default) to 64" : "must be 0 (only csr)");
+    }
+    return AS_OK;
+}
+
+/* Compute-side zero handling (arch.h, arch_zero_action): with an action,
+ * at least one operand checked and never the outputs, a gated fraction in
+ * [0, 1] (only when gating); skipping not on a systolic array, and each
+ * checked operand compressed at the innermost level that may keep it. */
+static as_code check_zero_handling(const arch_spec *a, as_status *st)
+{
+    const arch_compute *c = &a->compute;
+    const char *n = c->name;
+    if (c->zero_action < ARCH_ZERO_NONE || c->zero_action > ARCH_ZERO_SKIP)
+        return as_fail(st, AS_EINVAL, "compute '%s': zero_action = %d is not an action", n,
+                       (int)c->zero_action);
+    bool any = c->zero_operand[WL_DS_WEIGHTS] || c->zero_operand[WL_DS_INPUTS];
+    if (c->zero_operand[WL_DS_OUTPUTS])
+        return as_fail(st, AS_EINVAL, "compute '%s': zero operands: outputs are not an operand", n);
+    if (c->zero_action == ARCH_ZERO_NONE && (any || c->gated_mac_fraction != 0))
+        return as_fail(st, AS_EINVAL,
+                       "compute '%s': zero operands or a gated fraction without a zero action", n);
+    if (c->zero_action != ARCH_ZERO_NONE && !any)
+        return as_fail(st, AS_EINVAL, "compute '%s': zero action %s checks no operand", n,
+                       arch_zero_action_name(c->zero_action));
+    if (!(c->gated_mac_fraction >= 0 && c->gated_mac_fraction <= 1) ||
+        (c->gated_mac_fraction != 0 && c->zero_action != ARCH_ZERO_GATE))
+        return as_fail(st, AS_EINVAL,
+                       "compute '%s': gated_mac_fraction = %g must be in [0, 1], and only gating "
+                       "has one",
+                       n, c->gated_mac_fraction);
+    if (c->zero_action != ARCH_ZERO_SKIP)
+        return AS_OK;
+    if (c->kind == ARCH_COMPUTE_SYSTOLIC)
+        return as_fail(st, AS_EINVAL,
+                       "compute '%s': a systolic array moves its PEs in lockstep and cannot skip a "
+                       "MAC (gate instead)",
+                       n);
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        if (!c->zero_operand[ds])
+            continue;
+        int l = 0;
+        while (l < a->n_levels - 1 && (a->level[l].cls == ARCH_CLASS_DUMMY ||
+                                       a->level[l].constraints.keep[ds] == ARCH_KEEP_NEVER))
+            l++;
+        if (a->level[l].format[ds].format == ARCH_FORMAT_UNCOMPRESSED)
+            return as_fail(st, AS_EINVAL,
+                           "compute '%s': skipping zero %s needs them compressed at level '%s', "
+                           "the innermost that feeds the MACs",
+                           n, DATASPACE_NAMES[ds], a->level[l].name);
+    }
+    return AS_OK;
+}
+
 /* ----------------------------------------------------------- levels */
 
 /* The real-valued keys of a level that must be non-negative, by offset,
@@ -141,7 +221,7 @@ static as_code check_level(const arch_spec *a, int i, as_status *st)
         (rc = check_positive("level", n, "mesh_x", l->mesh_x, st)) ||
         (rc = check_positive("level", n, "mesh_y", l->mesh_y, st)) ||
         (rc = check_mesh("level", n, l->mesh_x, l->mesh_y, l->instances, st)) ||
-        (rc = check_capacity(a, i, st)))
+        (rc = check_capacity(a, i, st)) || (rc = check_formats(l, st)))
         return rc;
     if (!(l->multiple_buffering >= 1) || !isfinite(l->multiple_buffering))
         return as_fail(st, AS_EINVAL, "level '%s': multiple_buffering = %g must be at least 1", n,
@@ -239,7 +319,7 @@ as_code arch_validate(const arch_spec *a, as_status *st)
     for (int i = 0; i < a->n_levels; i++)
         if ((rc = check_level(a, i, st)))
             return rc;
-    return AS_OK;
+    return check_zero_handling(a, st);
 }
 
 /* Lanes of one compute instance that a mapping can unroll over (see

@@ -66,6 +66,46 @@ typedef struct arch_constraints {
     arch_keep keep[WL_NDATASPACES];
 } arch_constraints;
 
+/*
+ * Sparse storage (docs/sparse.md; Sparseloop, Wu et al., MICRO 2022): how
+ * a level stores a data space's tiles.  Uncompressed (zero) stores every
+ * element, zeros included.  The compressed formats store the non-zeros
+ * plus metadata, per tile of T dense elements of which d*T are non-zero
+ * (d the data space's density, in expectation):
+ *   bitmask  one bit per element of the dense tile: T bits;
+ *   rle      a run-length field of r bits per non-zero: d*T*r bits;
+ *   csr      the tile as a matrix (rows: its outermost rank of extent > 1,
+ *            the rest along a row): rows + 1 offsets of o bits (UOP) and a
+ *            coordinate of c bits per non-zero (CP);
+ *   coo      per non-zero one coordinate per rank of extent > 1, c bits
+ *            each (each rank's ceil(log2 extent) by default).
+ * Widths of zero take the stated defaults (arch_format_bits).
+ */
+typedef enum arch_format {
+    ARCH_FORMAT_UNCOMPRESSED = 0,
+    ARCH_FORMAT_BITMASK,
+    ARCH_FORMAT_RLE,
+    ARCH_FORMAT_CSR,
+    ARCH_FORMAT_COO,
+} arch_format;
+#define ARCH_FORMAT_COUNT 5
+/* The default run-length field: 5 bits, Eyeriss v1's RLE (Chen et al.,
+ * JSSC 2017: 5-bit runs, 16-bit values). */
+#define ARCH_RLE_DEFAULT_BITS 5
+
+typedef struct arch_ds_format {
+    arch_format format;
+    /* rle: run-length bits; csr, coo: coordinate bits; 0 = the default
+     * (rle 5; csr ceil(log2 row length); coo ceil(log2 extent) per rank). */
+    int metadata_bits;
+    /* csr: row-offset bits; 0 = ceil(log2(T + 1)), enough to index any
+     * non-zero of the tile. */
+    int offset_bits;
+} arch_ds_format;
+
+/* "uncompressed", "bitmask", "rle", "csr", "coo"; "?" out of range. */
+const char *arch_format_name(arch_format f);
+
 typedef struct arch_level {
     char name[ARCH_NAME_BYTES];
     arch_class cls;
@@ -91,6 +131,8 @@ typedef struct arch_level {
     bool spatial_reduction;
     double hop_pJ; /* per word per hop; 0 = wires not costed */
     arch_constraints constraints;
+    /* Per data space: its storage format here (all uncompressed: dense). */
+    arch_ds_format format[WL_NDATASPACES];
 } arch_level;
 
 typedef enum arch_compute_kind {
@@ -114,6 +156,25 @@ typedef enum arch_number {
     ARCH_NUMBER_BF16,
 } arch_number;
 
+/*
+ * Compute-side zero handling (Sparseloop's compute SAFs): what a MAC does
+ * when an operand it checks (arch_compute.zero_operand) is zero.  Gating:
+ * the MAC is idle -- it costs gated_mac_fraction of its energy -- but
+ * still takes its cycle.  Skipping: the MAC is not issued, saving its
+ * energy and its cycle; it needs each checked operand stored compressed
+ * at the innermost level that can keep it (the metadata says where the
+ * next non-zero is), and a systolic array, whose PEs move in lockstep,
+ * cannot skip.
+ */
+typedef enum arch_zero_action {
+    ARCH_ZERO_NONE = 0,
+    ARCH_ZERO_GATE,
+    ARCH_ZERO_SKIP,
+} arch_zero_action;
+
+/* "none", "gate", "skip"; "?" out of range. */
+const char *arch_zero_action_name(arch_zero_action z);
+
 typedef struct arch_compute {
     char name[ARCH_NAME_BYTES];
     arch_compute_kind kind;
@@ -131,6 +192,10 @@ typedef struct arch_compute {
      * one PE pitch.  Zero for other kinds of compute unit. */
     double pe_reg_pJ, pe_acc_reg_pJ;
     double pe_hop_pJ, pe_acc_hop_pJ;
+    /* Zero handling (none: every MAC runs and costs its energy). */
+    arch_zero_action zero_action;
+    bool zero_operand[WL_NDATASPACES]; /* the operands checked: weights, inputs */
+    double gated_mac_fraction;         /* energy of a gated MAC / a full one, 0..1 */
 } arch_compute;
 
 typedef struct arch_dram {
@@ -257,6 +322,26 @@ void arch_add_level(arch_spec *a, arch_level l);
 void arch_add_dram(arch_spec *a, const char *type, int channels, double GBps, int bus_bits,
                    int word_bits);
 void arch_finish(arch_spec *a, arch_compute c);
+
+/* ------------------------------------------------- sparse data formats */
+
+/*
+ * Named data-format configurations (the study's "data format" axis),
+ * applied to any design: "dense" (no change); "bitmask" (weights bitmask
+ * at every level that can keep them, DRAM included; MACs gate zero
+ * weights); "rle" (weights run-length coded in DRAM only; MACs gate zero
+ * weights -- Eyeriss v1); "csr" (weights CSR at every level that can keep
+ * them; MACs skip zero weights -- SCNN/EIE).  A design that cannot do it
+ * is refused with a reason (a systolic array cannot skip: "csr" is
+ * refused there, not turned into gating).  Unknown names list the valid
+ * ones.  On success *a is updated and passes arch_validate.
+ */
+as_code arch_apply_data_format(arch_spec *a, const char *name, as_status *st);
+/* The names arch_apply_data_format knows, in order; *count set. */
+const char *const *arch_data_format_names(int *count);
+/* Whether a declares any compressed format or compute zero handling: if
+ * not, its costs are the dense ones whatever the densities. */
+bool arch_is_sparse(const arch_spec *a);
 
 /* ------------------------------------------------------------- presets */
 

@@ -336,10 +336,10 @@ static const char *const LEVEL_KIND_NAMES[] = {"dram", "sram", "regfile", "dummy
 #define COMMON_LEVEL_KEYS                                                                          \
     "name", "kind", "size", "word_bits", "block", "cluster", "instances", "mesh",                  \
         "multiple_buffering", "bandwidth", "energy", "area_um2", "network", "constraints"
-static const char *const STORAGE_KEYS[] = {COMMON_LEVEL_KEYS, "split", "keep", NULL};
+static const char *const STORAGE_KEYS[] = {COMMON_LEVEL_KEYS, "split", "keep", "formats", NULL};
 static const char *const DRAM_KEYS[] = {
-    COMMON_LEVEL_KEYS,      "type", "channels", "bandwidth_GBps", "energy_pJ_per_bit",
-    "interface_pJ_per_bit", NULL};
+    COMMON_LEVEL_KEYS,      "type",    "channels", "bandwidth_GBps", "energy_pJ_per_bit",
+    "interface_pJ_per_bit", "formats", NULL};
 static const char *const DUMMY_KEYS[] = {COMMON_LEVEL_KEYS, NULL};
 static const char *const *const LEVEL_KEYS[] = {
     [ARCH_CLASS_DRAM] = DRAM_KEYS,
@@ -575,6 +575,61 @@ static as_code read_constraints(const reader *r, const as_yaml_node *map, arch_l
     return AS_OK;
 }
 
+/* Storage formats (arch.h, arch_format), indexed by arch_format, and the
+ * keys of a format given as a mapping. */
+static const char *const FORMAT_NAMES[] = {"uncompressed", "bitmask", "rle", "csr", "coo", NULL};
+static const char *const FORMAT_KEYS[] = {"format", "metadata_bits", "offset_bits", NULL};
+static const field FORMAT_FIELDS[] = {
+    {"metadata_bits", FIELD_INT, offsetof(arch_ds_format, metadata_bits), 0, 64},
+    {"offset_bits", FIELD_INT, offsetof(arch_ds_format, offset_bits), 0, 64},
+    {NULL, 0, 0, 0, 0},
+};
+
+/* One data space's format: a name (the widths their defaults) or a
+ * mapping {format: NAME, metadata_bits: B, offset_bits: B}. */
+static as_code read_format(const reader *r, const as_yaml_node *node, const char *key,
+                           arch_ds_format *f)
+{
+    int format;
+    memset(f, 0, sizeof *f);
+    if (node->kind == AS_YAML_SCALAR) {
+        if (as_yaml_choice(r, node, key, FORMAT_NAMES, &format))
+            return r->st->code;
+        f->format = (arch_format)format;
+        return AS_OK;
+    }
+    if (as_yaml_expect(r, node, key, AS_YAML_MAPPING))
+        return r->st->code;
+    reader in = as_yaml_enter(r, key);
+    const as_yaml_node *name = as_yaml_get(node, "format");
+    if (as_yaml_keys(&in, node, NULL, FORMAT_KEYS) ||
+        as_yaml_require(&in, node, (const char *const[]){"format", NULL}) ||
+        as_yaml_choice(&in, name, "format", FORMAT_NAMES, &format))
+        return r->st->code;
+    f->format = (arch_format)format;
+    return read_fields(&in, node, FORMAT_FIELDS, f);
+}
+
+/* formats: {weights: csr, inputs: {format: rle, metadata_bits: 4}} -- the
+ * data spaces stored compressed here; the others stay uncompressed. */
+static as_code read_formats(const reader *r, const as_yaml_node *map, arch_level *lv)
+{
+    const as_yaml_node *formats = as_yaml_get(map, "formats");
+    if (!formats)
+        return AS_OK;
+    if (as_yaml_expect(r, formats, "formats", AS_YAML_MAPPING))
+        return r->st->code;
+    reader in = as_yaml_enter(r, "formats");
+    if (as_yaml_keys(&in, formats, NULL, DATASPACE_NAMES))
+        return r->st->code;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        const as_yaml_node *node = as_yaml_get(formats, DATASPACE_NAMES[ds]);
+        if (node && read_format(&in, node, DATASPACE_NAMES[ds], &lv->format[ds]))
+            return r->st->code;
+    }
+    return AS_OK;
+}
+
 /* One item of levels: its kind first (it decides the keys allowed), then
  * the keys in an order where each finds what it depends on (a capacity in
  * bytes needs word_bits, a split or keep list the constraints' keep). */
@@ -598,7 +653,8 @@ static as_code read_level(const reader *r, const as_yaml_node *map, arch_spec *a
         read_field_map(r, map, "network", NETWORK_FIELDS, lv) ||
         read_instances(r, map, &lv->instances, &lv->mesh_x, &lv->mesh_y) ||
         (lv->cls == ARCH_CLASS_DRAM && read_dram(r, map, a->cycle_seconds, lv, &a->dram)) ||
-        read_keep(r, map, lv) || read_capacity(r, map, lv) || read_constraints(r, map, lv))
+        read_keep(r, map, lv) || read_capacity(r, map, lv) || read_constraints(r, map, lv) ||
+        read_formats(r, map, lv))
         return r->st->code;
     return AS_OK;
 }
@@ -641,11 +697,12 @@ static const char *const DATAFLOW_NAMES[] = {"os", "ws", "is", NULL};
 static const char *const MAC_FORMAT_NAMES[] = {"int", "fp", "bf16", NULL}; /* by arch_number */
 static const char *const COMPUTE_KEYS_BY_KIND[][13] = {
     [ARCH_COMPUTE_MAC] = {"name", "kind", "instances", "mesh", "mac_bits", "mac_format", "mac_pJ",
-                          "area_um2", NULL},
+                          "area_um2", "zero_handling", NULL},
     [ARCH_COMPUTE_SYSTOLIC] = {"name", "kind", "instances", "mesh", "mac_bits", "mac_format",
-                               "mac_pJ", "area_um2", "rows", "cols", "dataflow", NULL},
+                               "mac_pJ", "area_um2", "rows", "cols", "dataflow", "zero_handling",
+                               NULL},
     [ARCH_COMPUTE_VECTOR] = {"name", "kind", "instances", "mesh", "mac_bits", "mac_format",
-                             "mac_pJ", "area_um2", "lanes", NULL},
+                             "mac_pJ", "area_um2", "lanes", "zero_handling", NULL},
 };
 static const char *const COMPUTE_REQUIRED_BY_KIND[][5] = {
     [ARCH_COMPUTE_MAC] = {"mac_bits", NULL},
@@ -685,6 +742,36 @@ static as_code read_optional_choice(const reader *r, const as_yaml_node *map, co
     return node ? as_yaml_choice(r, node, key, names, value) : AS_OK;
 }
 
+/* Zero handling of the MACs (arch.h, arch_zero_action), indexed by it. */
+static const char *const ZERO_ACTION_NAMES[] = {"none", "gate", "skip", NULL};
+static const char *const ZERO_KEYS[] = {"action", "operands", "gated_mac_fraction", NULL};
+static const field ZERO_FIELDS[] = {
+    {"gated_mac_fraction", FIELD_DOUBLE, offsetof(arch_compute, gated_mac_fraction), 0, 1},
+    {NULL, 0, 0, 0, 0},
+};
+
+/* zero_handling: {action: gate, operands: [weights], gated_mac_fraction: F}
+ * -- action and operands required; arch_validate checks the combination. */
+static as_code read_zero_handling(const reader *r, const as_yaml_node *map, arch_compute *c)
+{
+    const as_yaml_node *node = as_yaml_get(map, "zero_handling");
+    bool given;
+    int action;
+    if (!node)
+        return AS_OK;
+    if (as_yaml_expect(r, node, "zero_handling", AS_YAML_MAPPING))
+        return r->st->code;
+    reader in = as_yaml_enter(r, "zero_handling");
+    if (as_yaml_keys(&in, node, NULL, ZERO_KEYS) ||
+        as_yaml_require(&in, node, (const char *const[]){"action", "operands", NULL}) ||
+        as_yaml_choice(&in, as_yaml_get(node, "action"), "action", ZERO_ACTION_NAMES, &action) ||
+        read_dataspaces(&in, node, "operands", c->zero_operand, &given) ||
+        read_fields(&in, node, ZERO_FIELDS, c))
+        return r->st->code;
+    c->zero_action = (arch_zero_action)action;
+    return AS_OK;
+}
+
 /* compute: the kind first (it decides the keys), then the rest.  The MAC
  * must be one the energy tables cover (not fp12, nor a bf16 of other than
  * 16 bits), as arch_validate wants. */
@@ -707,7 +794,8 @@ static as_code read_compute(const reader *top, const as_yaml_node *map, int node
         read_fields(&r, map, COMPUTE_FIELDS, c) ||
         read_instances(&r, map, &c->instances, &c->mesh_x, &c->mesh_y) ||
         read_optional_choice(&r, map, "dataflow", DATAFLOW_NAMES, &dataflow) ||
-        read_optional_choice(&r, map, "mac_format", MAC_FORMAT_NAMES, &number))
+        read_optional_choice(&r, map, "mac_format", MAC_FORMAT_NAMES, &number) ||
+        read_zero_handling(&r, map, c))
         return r.st->code;
     c->dataflow = (arch_dataflow)dataflow;
     c->mac_number = (arch_number)number;
@@ -1144,6 +1232,31 @@ static void write_constraints(FILE *out, const arch_constraints *c)
         fprintf(out, "      %s\n", lines[i]);
 }
 
+/* formats: the data spaces stored compressed, each as its name or, with
+ * a width given, as a mapping; nothing when all are uncompressed. */
+static void write_formats(FILE *out, const arch_level *l)
+{
+    int n = 0;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        const arch_ds_format *f = &l->format[ds];
+        if (f->format == ARCH_FORMAT_UNCOMPRESSED)
+            continue;
+        fprintf(out, "%s%s: ", n++ ? ", " : "    formats: {", DATASPACE_NAMES[ds]);
+        if (!f->metadata_bits && !f->offset_bits) {
+            fputs(FORMAT_NAMES[f->format], out);
+            continue;
+        }
+        fprintf(out, "{format: %s", FORMAT_NAMES[f->format]);
+        if (f->metadata_bits)
+            fprintf(out, ", metadata_bits: %d", f->metadata_bits);
+        if (f->offset_bits)
+            fprintf(out, ", offset_bits: %d", f->offset_bits);
+        fputc('}', out);
+    }
+    if (n)
+        fputs("}\n", out);
+}
+
 /* Level i of a, against the defaults d: identity, the DRAM's own keys,
  * capacity, the numeric keys, instances, keep, the maps, constraints. */
 static void write_level(FILE *out, const arch_spec *a, const arch_spec *d, int i)
@@ -1173,6 +1286,7 @@ static void write_level(FILE *out, const arch_spec *a, const arch_spec *d, int i
     write_fields(out, "    ", "energy", ENERGY_FIELDS, l, dl, NULL);
     write_fields(out, "    ", "network", NETWORK_FIELDS, l, dl, NULL);
     write_constraints(out, &l->constraints);
+    write_formats(out, l);
 }
 
 /* The compute unit, against the defaults dc (whose required keys are
@@ -1188,6 +1302,19 @@ static void write_compute(FILE *out, const arch_compute *c, const arch_compute *
         fprintf(out, "  dataflow: %s\n", DATAFLOW_NAMES[c->dataflow]);
     if (c->mac_number != ARCH_NUMBER_INT)
         fprintf(out, "  mac_format: %s\n", MAC_FORMAT_NAMES[c->mac_number]);
+    if (c->zero_action == ARCH_ZERO_NONE)
+        return;
+    fprintf(out, "  zero_handling: {action: %s, operands: [", ZERO_ACTION_NAMES[c->zero_action]);
+    for (int ds = 0, n = 0; ds < WL_NDATASPACES; ds++)
+        if (c->zero_operand[ds])
+            fprintf(out, "%s%s", n++ ? ", " : "", DATASPACE_NAMES[ds]);
+    fputc(']', out);
+    if (c->gated_mac_fraction != 0) {
+        char text[TEXT_BYTES];
+        as_format_double(c->gated_mac_fraction, text);
+        fprintf(out, ", gated_mac_fraction: %s", text);
+    }
+    fputs("}\n", out);
 }
 
 /* The shortest clock_MHz text that cycle_of_MHz turns back into

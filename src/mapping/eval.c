@@ -16,7 +16,10 @@
  *    level above sees only the words crossing the array's edge, and the
  *    registers and hops inside are the network below level 0 (array.c);
  *  - every level supports in-place reduction of partial sums;
- *  - leakage is charged per utilized instance over the final cycle count.
+ *  - leakage is charged per utilized instance over the final cycle count;
+ *  - densities count only on a design that declares compressed formats or
+ *    zero handling (sparse.c, docs/sparse.md); elsewhere every zero is
+ *    stored, moved and multiplied.
  */
 #include "eval_private.h"
 
@@ -456,6 +459,11 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
             out->level[l].keeps[ds] = m->level[l].keep[ds];
     }
+    /* Sparse costing (sparse.c) only on a design that declares formats or
+     * zero handling: every other design is costed dense, bit for bit. */
+    bool sparse = arch_is_sparse(a);
+    if (sparse && !sparse_scale_storage(a, p, m, &n, out))
+        return;
     if (!check_capacity(a, m, out))
         return;
 
@@ -464,6 +472,8 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
         out->macs *= p->bound[d] < 1 ? 1 : p->bound[d];
     out->utilized_macs = n.replication[0] * n.fanout[0];
     out->compute_cycles = compute_cycles(a, p, m, &n);
+    if (sparse)
+        out->compute_cycles = sparse_compute_cycles(a, p, out->compute_cycles);
     out->cycles = out->compute_cycles;
     for (int l = 0; l < levels; l++) {
         out->level[l].cycles = level_cycles(&a->level[l], &out->level[l], out->compute_cycles);
@@ -472,6 +482,8 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
     }
 
     out->mac_energy_pJ = (double)out->macs * a->compute.mac_pJ;
+    if (sparse)
+        out->mac_energy_pJ = sparse_mac_energy_pJ(a, p, out->mac_energy_pJ);
     array_energy(a, &flow, out->utilized_macs, out);
     out->energy_pJ = out->mac_energy_pJ;
     for (int l = 0; l < levels; l++) {
@@ -487,5 +499,7 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
     double peak_macs =
         (double)(a->compute.instances > 0 ? a->compute.instances : 1) * (double)lanes;
     out->utilization = (double)out->macs / peak_macs / (double)out->cycles;
+    if (sparse) /* skipped MACs are not issued: count the ones that run */
+        out->utilization *= sparse_issued_fraction(a, p);
     out->edp_J_cycle = out->energy_pJ * 1e-12 * (double)out->cycles;
 }

@@ -54,6 +54,11 @@ void nest_build(const map_mapping *m, int n_levels, nest *n);
 /* Words of data space ds in the box spanned by op-space extents ext. */
 int64_t nest_box_words(const wl_dataspace *ds, const int64_t ext[WL_NDIMS]);
 
+/* Extent of each rank of ds over the box of op-space extents ext (a rank
+ * spans sum(|coef| * (ext - 1)) + 1); returns the number of ranks. */
+int nest_rank_extents(const wl_dataspace *ds, const int64_t ext[WL_NDIMS],
+                      int64_t out[WL_MAX_DS_RANKS]);
+
 /* Words one instance of `level` pulls from its parent over the whole run
  * (Timeloop's delta accumulation at the level's boundary, §1). */
 int64_t nest_child_pulls(const nest *n, const wl_dataspace *ds, int level);
@@ -108,5 +113,24 @@ void array_energy(const arch_spec *a, const array_flow *f, int64_t arrays, map_e
  * compute is systolic and an array runs several groups.  The mapper sets
  * it on every point it evaluates (search.c). */
 int64_t map_best_group_pack(const arch_spec *a, const wl_problem *p, const map_mapping *m);
+
+/* ------------------------------------------------ sparse costing (sparse.c) */
+
+/* Compressed storage at every level that keeps a data space in a
+ * compressed format (docs/sparse.md): its reads, fills and updates become
+ * the expected non-zero words plus the metadata words, its tile the
+ * expected compressed size; uncompressed levels are left as they are.
+ * Also checks that a skipping MAC is fed its checked operands from a
+ * level that keeps them compressed: false with out invalid otherwise.
+ * Only for a design where arch_is_sparse holds. */
+bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                          const nest *n, map_eval *out);
+/* Compute cycles after skipping: the dense count times the fraction of
+ * MACs issued (all of them unless the MACs skip). */
+int64_t sparse_compute_cycles(const arch_spec *a, const wl_problem *p, int64_t dense_cycles);
+/* The MAC energy after gating or skipping, and the fraction of MACs
+ * issued (for the utilization). */
+double sparse_mac_energy_pJ(const arch_spec *a, const wl_problem *p, double dense_pJ);
+double sparse_issued_fraction(const arch_spec *a, const wl_problem *p);
 
 #endif

@@ -60,6 +60,10 @@ typedef struct map_ds_stats {
     int64_t tile_words;      /* utilized capacity */
     int64_t partition_words; /* the part of the tensor one instance ever holds */
     int64_t utilized_instances;
+    /* A level storing the data space compressed (docs/sparse.md): how many
+     * of reads + fills + updates are metadata words (the rest are
+     * non-zeros); 0 when uncompressed. */
+    int64_t metadata_words;
     double energy_pJ; /* all utilized instances */
 } map_ds_stats;
 
@@ -102,8 +106,19 @@ typedef struct map_eval {
 } map_eval;
 
 /* Evaluate m for problem p on architecture a (see the top of this file).
- * Allocates nothing. */
+ * Allocates nothing.  A design that declares sparse formats or zero
+ * handling (arch_is_sparse) is costed with the data spaces' densities
+ * (sparse.c, docs/sparse.md); any other is costed dense, densities
+ * ignored: dense hardware gets no speedup from unstructured sparsity. */
 void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m, map_eval *out);
+
+/* Words a tile occupies when stored in format f at a level of word_bits
+ * words (docs/sparse.md): for a compressed format the expected non-zeros
+ * (density x elements) plus the metadata bits / word_bits, rounded up;
+ * the elements when uncompressed.  span[] are the tile's rank extents,
+ * outermost first. */
+int64_t map_sparse_tile_words(const arch_ds_format *f, int word_bits, const int64_t *span,
+                              int ranks, double density);
 
 /*
  * Systolic arrays: cycles of a layer on one rows x cols array for a

@@ -88,8 +88,8 @@ void nest_build(const map_mapping *m, int n_levels, nest *n)
 
 /* Extent of each rank of ds over the box of op-space extents ext: the
  * projection is affine, so a rank spans sum(|coef| * (ext - 1)) + 1. */
-static int rank_extents(const wl_dataspace *ds, const int64_t ext[WL_NDIMS],
-                        int64_t out[WL_MAX_DS_RANKS])
+int nest_rank_extents(const wl_dataspace *ds, const int64_t ext[WL_NDIMS],
+                      int64_t out[WL_MAX_DS_RANKS])
 {
     for (int r = 0; r < ds->n_ranks; r++) {
         int64_t span = 1;
@@ -110,7 +110,7 @@ int64_t nest_box_words(const wl_dataspace *ds, const int64_t ext[WL_NDIMS])
 {
     int64_t span[WL_MAX_DS_RANKS];
     int64_t words = 1;
-    int ranks = rank_extents(ds, ext, span);
+    int ranks = nest_rank_extents(ds, ext, span);
     for (int r = 0; r < ranks; r++)
         words *= span[r];
     return words;
@@ -243,7 +243,7 @@ int64_t nest_child_pulls(const nest *n, const wl_dataspace *ds, int level)
     int c = n->boundary[level];
     int64_t moved_so_far[WL_MAX_DS_RANKS] = {0};
 
-    w.ranks = rank_extents(ds, n->tile_extent[level], w.extent);
+    w.ranks = nest_rank_extents(ds, n->tile_extent[level], w.extent);
     w.volume = 1;
     for (int r = 0; r < w.ranks; r++)
         w.volume *= w.extent[r];

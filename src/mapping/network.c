@@ -29,7 +29,10 @@
  * of an on-chip level that keeps it is thus converted: narrowed to the
  * words there, kept at its precision in DRAM.  That conversion is a
  * choice of the model, not of the hardware, so it is reported
- * (map_network_result.n_narrowed_layers) for the caller to show.
+ * (map_network_result.n_narrowed_layers) for the caller to show.  A data
+ * space the DRAM level stores compressed (sparse.c) moves its expected
+ * non-zeros at the tensor's precision plus its metadata words at the
+ * DRAM's word width, into the same bytes, energy and time.
  *
  * Compute layers.  When the backing store (the last level) is DRAM, the
  * mapping's traffic there is the layer's DRAM traffic -- inputs and
@@ -484,8 +487,17 @@ static void mapped_dram_traffic(const arch_spec *a, const map_eval *e, const wl_
             *resident_words += words;
             continue;
         }
-        *bytes += (words * bits + 7) / 8;
-        *energy_pJ += d->energy_pJ * bits / word_bits;
+        if (d->metadata_words == 0) {
+            *bytes += (words * bits + 7) / 8;
+            *energy_pJ += d->energy_pJ * bits / word_bits;
+            continue;
+        }
+        /* Compressed in DRAM (sparse.c): the non-zeros packed at the
+         * tensor's precision, the metadata at the level's word width. */
+        int64_t metadata = d->metadata_words * instances;
+        int64_t bits_moved = (words - metadata) * bits + metadata * word_bits;
+        *bytes += (bits_moved + 7) / 8;
+        *energy_pJ += d->energy_pJ * (double)bits_moved / ((double)words * word_bits);
     }
 }
 

@@ -18,7 +18,11 @@
  * byte each, bf16 ones on the TPU's 16-bit words two.  The weights are
  * spread evenly over the level's instances: each gives up
  * ceil(words / instances) words.  When the level splits its capacity per
- * data space, they live in its weight share.
+ * data space, they live in its weight share.  When the level stores
+ * weights compressed (arch_level.format, sparse.c) each tensor takes its
+ * expected compressed size there (non-zeros plus metadata); the resident
+ * reads are then the DRAM level's weight words as the mapping counts them
+ * (compressed if the DRAM stores weights compressed).
  *
  * Fit.  The weights fit when each instance keeps at least one word for
  * everything else (a capacity of zero would read as unbounded).
@@ -74,9 +78,20 @@ static int64_t weight_room_per_instance(const arch_level *L)
     return split ? L->size_words_by_ds[WL_DS_WEIGHTS] : L->size_words;
 }
 
-/* Elements of every weight tensor the layers of g (and the ops in their
- * epilogues) read, each once. */
-static as_code weight_footprint_words(const wl_graph *g, int64_t *words, as_status *st)
+/* Words of weight tensor t at level L (NULL: one per element): its
+ * compressed size when L stores weights compressed (sparse.c). */
+static int64_t tensor_words(const wl_tensor *t, const arch_level *L)
+{
+    if (!L || L->format[WL_DS_WEIGHTS].format == ARCH_FORMAT_UNCOMPRESSED)
+        return wl_tensor_elements(t);
+    return map_sparse_tile_words(&L->format[WL_DS_WEIGHTS], L->word_bits, t->dims, t->rank,
+                                 t->density);
+}
+
+/* Words of every weight tensor the layers of g (and the ops in their
+ * epilogues) read, each once, as level L (NULL: none) stores them. */
+static as_code weight_footprint_words(const wl_graph *g, const arch_level *L, int64_t *words,
+                                      as_status *st)
 {
     bool *seen = calloc((size_t)(g->n_tensors > 0 ? g->n_tensors : 1), sizeof *seen);
     if (!seen)
@@ -92,7 +107,7 @@ static as_code weight_footprint_words(const wl_graph *g, int64_t *words, as_stat
                 wl_tensor_bytes(&g->tensors[t]) <= 0)
                 continue;
             seen[t] = true;
-            *words += wl_tensor_elements(&g->tensors[t]);
+            *words += tensor_words(&g->tensors[t], L);
         }
     }
     free(seen);
@@ -109,7 +124,8 @@ as_code map_residency_decide(const wl_graph *g, const arch_spec *a, map_weights 
 {
     memset(out, 0, sizeof *out);
     out->level = map_outermost_onchip_level(a);
-    as_code code = weight_footprint_words(g, &out->words, st);
+    as_code code =
+        weight_footprint_words(g, out->level >= 0 ? &a->level[out->level] : NULL, &out->words, st);
     if (code != AS_OK)
         return code;
     bool fits = false;
