@@ -104,8 +104,9 @@ static wl_conv_algorithm algorithm_of(const study_algorithm *a, const char *name
  * every model of the study. */
 static as_code lower(wl_graph *g, const study_algorithm *a, study_cell *out, as_status *st)
 {
-    int32_t n_ops = g->n_ops;
-    for (int32_t o = 0; o < n_ops; o++) {
+    /* Each rewrite puts its conv's ops in its place and shifts the ops
+     * after it: walk to the current end (the new ops are no Conv). */
+    for (int32_t o = 0; o < g->n_ops; o++) {
         const wl_op *op = &g->ops[o];
         if (op->kind != WL_OP_CONV || op->dead || op->folded)
             continue;
