@@ -22,8 +22,10 @@
  *    non-zero: with independent uniform densities, probability
  *    prod(d of the checked operands).  Gating charges the ineffectual ones
  *    gated_mac_fraction of a MAC's energy and keeps their cycles; skipping
- *    issues only the effectual ones (energy and cycles).  Load imbalance
- *    between PEs that skip different amounts is not modelled.
+ *    issues only the effectual ones (energy and cycles), and with them
+ *    only their operand reads and partial-sum updates at the levels that
+ *    serve the MACs.  Load imbalance between PEs that skip different
+ *    amounts is not modelled.
  *
  * Nothing here allocates.
  */
@@ -106,6 +108,16 @@ int64_t map_sparse_tile_words(const arch_ds_format *f, int word_bits, const int6
     return (int64_t)ceil(d * (double)elements + bits / (double)(word_bits > 0 ? word_bits : 1));
 }
 
+/* Index of the innermost level m keeps ds at: the level that serves the
+ * MACs' own accesses to ds (bypassed levels pass them outwards). */
+static int innermost_kept(const map_mapping *m, int ds)
+{
+    int l = 0;
+    while (l < m->n_levels - 1 && !m->level[l].keep[ds])
+        l++;
+    return l;
+}
+
 /* A skipping MAC finds its next effectual operand from the metadata: the
  * innermost level the mapping keeps each checked operand at must hold it
  * compressed. */
@@ -117,9 +129,7 @@ static bool check_skipping(const arch_spec *a, const map_mapping *m, map_eval *o
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         if (!a->compute.zero_operand[ds])
             continue;
-        int l = 0;
-        while (l < m->n_levels - 1 && !m->level[l].keep[ds])
-            l++;
+        int l = innermost_kept(m, ds);
         if (a->level[l].format[ds].format != ARCH_FORMAT_UNCOMPRESSED)
             continue;
         out->validity = MAP_INVALID_KEEP;
@@ -139,6 +149,37 @@ static int64_t compressed(int64_t dense_words, double d, double metadata_per_wor
     int64_t meta = llround((double)dense_words * metadata_per_word);
     *metadata += meta;
     return llround((double)dense_words * d) + meta;
+}
+
+static double effectual_fraction(const arch_spec *a, const wl_problem *p);
+
+/*
+ * Skipping MACs are not issued, so neither are their operand reads nor
+ * their partial-sum update (Sparseloop pairs a compute skip with skipping
+ * at the innermost storage): the reads and updates of every data space
+ * at the level serving the MACs scale by the issued fraction -- divided,
+ * for a checked operand stored compressed there, by its own density,
+ * which its compressed counts already carry.
+ */
+static void skip_innermost_accesses(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                                    map_eval *out)
+{
+    double issued = effectual_fraction(a, p);
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        int l = innermost_kept(m, ds);
+        map_ds_stats *s = &out->level[l].ds[ds];
+        double d = clamp_density(p->ds[ds].density), factor = issued;
+        if (a->compute.zero_operand[ds] &&
+            a->level[l].format[ds].format != ARCH_FORMAT_UNCOMPRESSED)
+            factor = d > 0 ? issued / d : 1.0;
+        if (factor >= 1.0)
+            continue;
+        int64_t reads = llround((double)s->reads * factor);
+        int64_t updates = llround((double)s->updates * factor);
+        s->metadata_words = llround((double)s->metadata_words * factor);
+        s->reads = reads;
+        s->updates = updates;
+    }
 }
 
 bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_mapping *m,
@@ -167,6 +208,8 @@ bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_map
             s->tile_words = map_sparse_tile_words(f, word_bits, span, ranks, d);
         }
     }
+    if (a->compute.zero_action == ARCH_ZERO_SKIP)
+        skip_innermost_accesses(a, p, m, out);
     return true;
 }
 
