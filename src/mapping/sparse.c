@@ -108,6 +108,16 @@ int64_t map_sparse_tile_words(const arch_ds_format *f, int word_bits, const int6
     return (int64_t)ceil(d * (double)elements + bits / (double)(word_bits > 0 ? word_bits : 1));
 }
 
+int64_t sparse_tile_words(const arch_level *al, const wl_problem *p, int ds,
+                          const int64_t ext[WL_NDIMS])
+{
+    if (al->format[ds].format == ARCH_FORMAT_UNCOMPRESSED)
+        return nest_box_words(&p->ds[ds], ext);
+    int64_t span[WL_MAX_DS_RANKS];
+    int ranks = nest_rank_extents(&p->ds[ds], ext, span);
+    return map_sparse_tile_words(&al->format[ds], al->word_bits, span, ranks, p->ds[ds].density);
+}
+
 /* Index of the innermost level m keeps ds at: the level that serves the
  * MACs' own accesses to ds (bypassed levels pass them outwards). */
 static int innermost_kept(const map_mapping *m, int ds)
@@ -205,7 +215,7 @@ bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_map
             s->reads = compressed(s->reads, d, per_word, &s->metadata_words);
             s->fills = compressed(s->fills, d, per_word, &s->metadata_words);
             s->updates = compressed(s->updates, d, per_word, &s->metadata_words);
-            s->tile_words = map_sparse_tile_words(f, word_bits, span, ranks, d);
+            s->tile_words = sparse_tile_words(al, p, ds, n->tile_extent[l]);
         }
     }
     if (a->compute.zero_action == ARCH_ZERO_SKIP)
