@@ -93,6 +93,24 @@ static void test_references_unchanged(void **state)
     free(other);
 }
 
+/* A Timeloop input cannot carry formats or zero handling: writing one of
+ * a sparse design is refused, naming the design. */
+static void test_timeloop_save_refuses_sparse(void **state)
+{
+    (void)state;
+    map_timeloop_case *c = malloc(sizeof *c);
+    assert_non_null(c);
+    load_case("micro_conv1d_2level_ws", c);
+    as_status st = {0};
+    const char *path = AS_TEST_TMP_DIR "/sparse_timeloop.yaml";
+    check(map_timeloop_save(c, path, &st), &st);
+    c->arch.level[c->arch.n_levels - 1].format[WL_DS_WEIGHTS].format = ARCH_FORMAT_BITMASK;
+    assert_int_equal(map_timeloop_save(c, path, &st), AS_EINVAL);
+    assert_non_null(strstr(st.message, "compressed"));
+    remove(path);
+    free(c);
+}
+
 /* --------------------------------------------------- a hand-worked GEMM */
 
 /*
@@ -346,6 +364,30 @@ static void test_format_footprints(void **state)
     assert_int_equal(map_sparse_tile_words(&f, 8, span, 2, 0.25), 32);
 }
 
+/* A whole weight tensor [8][4] of 8-bit elements at density 0.25 as the
+ * network and fusion layers count it: in a bitmask DRAM 8 non-zeros x 8
+ * bits + 32 bitmask bits = 96 bits = 12 bytes (32 dense); at a bitmask
+ * Buffer of 8-bit words 8 + 4 = 12 words (32 uncompressed). */
+static void test_weight_tensor_sizes(void **state)
+{
+    (void)state;
+    wl_tensor t;
+    memset(&t, 0, sizeof t);
+    t.kind = WL_TENSOR_WEIGHT;
+    t.shape_known = true;
+    t.rank = 2, t.dims[0] = 8, t.dims[1] = 4;
+    t.bits = 8;
+    t.density = 0.25;
+    arch_spec a;
+    gemm_design(&a, 64);
+    assert_int_equal(map_sparse_weight_dram_bytes(&a, &t), 32);
+    assert_int_equal(map_sparse_weight_words(&a.level[0], &t), 32);
+    make_sparse(&a, ARCH_FORMAT_BITMASK, ARCH_ZERO_GATE);
+    assert_int_equal(map_sparse_weight_dram_bytes(&a, &t), 12);
+    assert_int_equal(map_sparse_weight_words(&a.level[0], &t), 12);
+    assert_int_equal(map_sparse_weight_words(NULL, &t), 32);
+}
+
 /* ---------------------------------------------------------------- YAML */
 
 static void same_sparse_fields(const arch_spec *w, const arch_spec *g)
@@ -557,11 +599,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_references_unchanged),
+        cmocka_unit_test(test_timeloop_save_refuses_sparse),
         cmocka_unit_test(test_gemm_dense),
         cmocka_unit_test(test_gemm_bitmask_gating),
         cmocka_unit_test(test_gemm_csr_skipping),
         cmocka_unit_test(test_skipping_needs_compression),
         cmocka_unit_test(test_format_footprints),
+        cmocka_unit_test(test_weight_tensor_sizes),
         cmocka_unit_test(test_yaml_round_trip),
         cmocka_unit_test(test_yaml_errors),
         cmocka_unit_test(test_data_formats_on_presets),

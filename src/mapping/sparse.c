@@ -118,6 +118,26 @@ int64_t sparse_tile_words(const arch_level *al, const wl_problem *p, int ds,
     return map_sparse_tile_words(&al->format[ds], al->word_bits, span, ranks, p->ds[ds].density);
 }
 
+int64_t map_sparse_weight_words(const arch_level *L, const wl_tensor *t)
+{
+    if (!L || L->format[WL_DS_WEIGHTS].format == ARCH_FORMAT_UNCOMPRESSED)
+        return wl_tensor_elements(t);
+    return map_sparse_tile_words(&L->format[WL_DS_WEIGHTS], L->word_bits, t->dims, t->rank,
+                                 t->density);
+}
+
+int64_t map_sparse_weight_dram_bytes(const arch_spec *a, const wl_tensor *t)
+{
+    const arch_level *L = &a->level[a->n_levels - 1];
+    const arch_ds_format *f = &L->format[WL_DS_WEIGHTS];
+    if (L->cls != ARCH_CLASS_DRAM || f->format == ARCH_FORMAT_UNCOMPRESSED)
+        return wl_tensor_bytes(t);
+    double d = clamp_density(t->density);
+    double bits =
+        d * (double)wl_tensor_elements(t) * t->bits + metadata_bits(f, t->dims, t->rank, d);
+    return (int64_t)ceil(bits / 8.0);
+}
+
 /* Index of the innermost level m keeps ds at: the level that serves the
  * MACs' own accesses to ds (bypassed levels pass them outwards). */
 static int innermost_kept(const map_mapping *m, int ds)
