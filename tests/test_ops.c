@@ -20,8 +20,8 @@
 static void test_every_kind_has_one_entry(void **state)
 {
     (void)state;
-    const wl_op_def *families[] = {wl_ops_window,   wl_ops_matmul, wl_ops_norm, wl_ops_elementwise,
-                                   wl_ops_movement, wl_ops_index,  wl_ops_shape};
+    const wl_op_def *families[] = {wl_ops_window,   wl_ops_matmul, wl_ops_norm,  wl_ops_elementwise,
+                                   wl_ops_movement, wl_ops_index,  wl_ops_shape, wl_ops_lowering};
     for (int k = 0; k < WL_OP_COUNT; k++) {
         int entries = 0;
         for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)

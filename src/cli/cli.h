@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "mapping/mapping.h"
+#include "store/store.h"
 #include "workload/workload.h"
 
 /* Exit statuses of the program; 130 (128 + SIGINT) after Ctrl-C, once what
@@ -308,5 +309,11 @@ int cli_fuse(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_tune(int argc, char **argv);
+int cli_study(int argc, char **argv);
+/* A stored study's tables (or JSON) on standard output, and its cells as
+ * CSV to csv_path when not NULL ("-": standard output, instead of the
+ * tables): `study show` and `runs show` of a study. */
+as_code cli_study_print_run(store *db, int64_t run_id, bool json, const char *csv_path,
+                            as_status *st);
 
 #endif

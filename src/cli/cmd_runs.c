@@ -16,8 +16,10 @@
 #include "search/search.h"
 #include "store/store.h"
 
-/* The first line of a tune run's configuration (cmd_tune.c). */
+/* The first line of a tune run's configuration (cmd_tune.c), and the
+ * start of a study's (src/study/run.c). */
 #define TUNE_CONFIG_PREFIX "accelsearch tune "
+#define STUDY_CONFIG_PREFIX "study:"
 
 typedef enum runs_action { RUNS_LIST, RUNS_SHOW, RUNS_EXPORT } runs_action;
 static const char *const format_names[] = {"json", "csv", NULL};
@@ -134,20 +136,33 @@ static bool is_tune_config(const char *config)
     return config && strncmp(config, TUNE_CONFIG_PREFIX, strlen(TUNE_CONFIG_PREFIX)) == 0;
 }
 
-static bool is_tune_run(store *s, int64_t run_id)
+static bool is_study_config(const char *config)
+{
+    return config && strncmp(config, STUDY_CONFIG_PREFIX, strlen(STUDY_CONFIG_PREFIX)) == 0;
+}
+
+/* What made a run: "search", "tune" or "study". */
+static const char *run_kind(store *s, int64_t run_id)
 {
     char *config = NULL;
     as_status ignored;
-    bool tune = store_run_config(s, run_id, &config, &ignored) == AS_OK && is_tune_config(config);
+    const char *kind = "search";
+    if (store_run_config(s, run_id, &config, &ignored) == AS_OK)
+        kind = is_tune_config(config) ? "tune" : is_study_config(config) ? "study" : "search";
     free(config);
-    return tune;
+    return kind;
 }
 
-static void json_run(cli_json *j, const store_run *r, bool tune)
+static bool is_tune_run(store *s, int64_t run_id)
+{
+    return strcmp(run_kind(s, run_id), "tune") == 0;
+}
+
+static void json_run(cli_json *j, const store_run *r, const char *kind)
 {
     cli_json_begin_object(j);
     cli_json_int_field(j, "id", r->id);
-    cli_json_string_field(j, "kind", tune ? "tune" : "search");
+    cli_json_string_field(j, "kind", kind);
     cli_json_string_field(j, "created", r->created);
     cli_json_string_field(j, "version", r->version);
     /* The writer has signed integers only; a seed given on the command line
@@ -183,7 +198,7 @@ static as_code list_runs(store *s, const char *db, bool json, as_status *st)
         cli_json_key(&j, "runs");
         cli_json_begin_array(&j);
         for (int64_t i = 0; i < n; i++)
-            json_run(&j, &runs[i], is_tune_run(s, runs[i].id));
+            json_run(&j, &runs[i], run_kind(s, runs[i].id));
         cli_json_end_array(&j);
         cli_json_end_object(&j);
     } else if (n == 0) {
@@ -195,7 +210,7 @@ static as_code list_runs(store *s, const char *db, bool json, as_status *st)
             const store_run *r = &runs[i];
             printf("%4lld  %-20s  %-11s  %6lld  %10lld  ", (long long)r->id, r->created,
                    store_state_name(r->state), (long long)r->n_rows, (long long)r->n_candidates);
-            if (is_tune_run(s, r->id)) /* layers, not candidates; no fronts */
+            if (strcmp(run_kind(s, r->id), "search") != 0) /* layers or cells; no fronts */
                 printf("%10s  %12s  %s\n", "-", "-", r->summary);
             else
                 printf("%10lld  %12.6g  %s\n", (long long)r->n_iterations, r->hypervolume,
@@ -416,7 +431,7 @@ static void json_run_view(const run_view *v)
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
     cli_json_key(&j, "run");
-    json_run(&j, &v->run, false);
+    json_run(&j, &v->run, "search");
     cli_json_string_field(&j, "config", v->config);
     cli_json_hypervolume_curve(&j, v->evaluations, v->hypervolume, v->n_curve);
     cli_json_int_field(&j, "front_iteration", v->front_iteration);
@@ -523,7 +538,7 @@ static as_code show_tune_run(store *s, const store_run *run, const char *config,
         cli_json_init(&j, stdout);
         cli_json_begin_object(&j);
         cli_json_key(&j, "run");
-        json_run(&j, run, true);
+        json_run(&j, run, "tune");
         cli_json_string_field(&j, "config", config);
         cli_json_key(&j, "layers");
         cli_json_begin_array(&j);
@@ -558,7 +573,9 @@ static as_code show_run(store *s, const char *db, const store_run *run, bool jso
     as_code code = store_run_config(s, run->id, &config, st);
     if (code == AS_OK && is_tune_config(config))
         code = show_tune_run(s, run, config, json, st);
-    bool shown = code != AS_OK || is_tune_config(config);
+    else if (code == AS_OK && is_study_config(config))
+        code = cli_study_print_run(s, run->id, json, NULL, st);
+    bool shown = code != AS_OK || is_tune_config(config) || is_study_config(config);
     free(config);
     if (shown)
         return code;
@@ -938,11 +955,12 @@ static int runs_action_run(runs_action action, int argc, char **argv)
     if (code == AS_OK && o.action == RUNS_LIST)
         code = list_runs(s, o.db, o.json, &st);
     else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK &&
-             o.design >= 0 && is_tune_run(s, run.id))
+             o.design >= 0 && strcmp(run_kind(s, run.id), "search") != 0)
         code = as_fail(&st, AS_EINVAL,
-                       "run %lld is a tune run: it has tuned layers, not a front of designs "
+                       "run %lld is a %s run: it has %s, not a front of designs "
                        "(--design is for search runs)",
-                       (long long)run.id);
+                       (long long)run.id, run_kind(s, run.id),
+                       is_tune_run(s, run.id) ? "tuned layers" : "study cells");
     else if (code == AS_OK)
         code = o.action == RUNS_EXPORT ? export_run(s, &run, &o, &st)
                : o.emit_arch           ? emit_design(s, o.db, &run, &o, &st)

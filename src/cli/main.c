@@ -20,6 +20,9 @@ static const char usage_text[] =
     "                                    under a budget: the Pareto front and the pick\n"
     "  tune --arch vta --model M         tune every conv layer's schedule and VTA++ hardware\n"
     "                                    (dcocomp, autotvm, chameleon)\n"
+    "  study FILE.yaml|--default         an across-stack perturbation study (DLAS): models x\n"
+    "                                    compression x algorithm x format x software x\n"
+    "                                    hardware, with its summary tables; study show RUN\n"
     "  runs list|show|export             read the run store of past searches and tunings\n"
     "  zoo list [--json]                 list the built-in models\n"
     "  model info MODEL [options]        parameters, MACs, working sets and the loop-nest\n"
@@ -65,9 +68,9 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    {"search", cli_search}, {"tune", cli_tune},   {"runs", cli_runs},
-    {"zoo", cli_zoo},       {"model", cli_model}, {"arch", cli_arch},
-    {"eval", cli_eval},     {"map", cli_map},     {"fuse", cli_fuse},
+    {"search", cli_search}, {"tune", cli_tune},   {"study", cli_study}, {"runs", cli_runs},
+    {"zoo", cli_zoo},       {"model", cli_model}, {"arch", cli_arch},   {"eval", cli_eval},
+    {"map", cli_map},       {"fuse", cli_fuse},
 };
 enum { N_COMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 

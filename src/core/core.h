@@ -230,6 +230,16 @@ enum { AS_DOUBLE_TEXT_BYTES = 32 };
  * them (JSON writes null instead).  Returns text. */
 const char *as_format_double(double v, char text[AS_DOUBLE_TEXT_BYTES]);
 
+/* Room for any quantity as_format_si writes, NUL included. */
+enum { AS_SI_TEXT_BYTES = 48 };
+
+/* v in engineering notation with unit: three significant digits and the
+ * SI prefix of v's power of 1000 ("1.23 ms", "45.6 uJ", "812 kMAC", "3 B"
+ * for unit "B"; "-" for NaN, "inf s" for infinities).  Prefixes run from
+ * p (1e-12) to P (1e15); beyond them the mantissa grows or shrinks.
+ * Micro is spelled "u" so that the text stays ASCII.  Returns text. */
+const char *as_format_si(double v, const char *unit, char text[AS_SI_TEXT_BYTES]);
+
 /* A malloc'd copy of s in which every byte that is not part of a
  * well-formed UTF-8 sequence is replaced by U+FFFD; NULL when out of
  * memory.  JSON text is UTF-8, names from files need not be. */

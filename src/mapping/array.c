@@ -33,18 +33,52 @@ static int64_t spread_of(const map_mapping *m, int d)
     return spread;
 }
 
+/* The sides of SCALE-Sim's GEMM, M x K times K x N. */
+typedef enum gemm_side { SIDE_M, SIDE_N, SIDE_K } gemm_side;
+
+/* Whether data space ds has dimension d in one of its ranks. */
+static bool indexes(const wl_dataspace *ds, int d)
+{
+    for (int r = 0; r < ds->n_ranks; r++)
+        for (int t = 0; t < ds->ranks[r].n_terms; t++)
+            if ((int)ds->ranks[r].terms[t].dim == d && ds->ranks[r].terms[t].coef != 0)
+                return true;
+    return false;
+}
+
+/*
+ * The GEMM side of dimension d (not G): a conv's N, P, Q are the output
+ * rows M, its M the columns N, its C, R, S the reduction K.  A matrix
+ * product takes its sides from the data spaces each dimension indexes --
+ * Inputs and Outputs: M; Weights and Outputs: N; Weights and Inputs: K --
+ * so that a product whose stored operand comes first (W x X, the NCHW
+ * im2col GEMM, where the weights span P and C) holds its weights in the
+ * array like any other; a dimension outside those patterns keeps its
+ * conv side.
+ */
+static gemm_side side_of(const wl_problem *p, int d)
+{
+    gemm_side by_name = d == WL_DIM_M                                     ? SIDE_N
+                        : d == WL_DIM_C || d == WL_DIM_R || d == WL_DIM_S ? SIDE_K
+                                                                          : SIDE_M;
+    if (p->kind != WL_PROBLEM_MATMUL && p->kind != WL_PROBLEM_BATCHED_MATMUL)
+        return by_name;
+    bool w = indexes(&p->ds[WL_DS_WEIGHTS], d), i = indexes(&p->ds[WL_DS_INPUTS], d);
+    bool o = indexes(&p->ds[WL_DS_OUTPUTS], d);
+    return i && o && !w ? SIDE_M : w && o && !i ? SIDE_N : w && i && !o ? SIDE_K : by_name;
+}
+
 bool array_gemm_of(const wl_problem *p, const map_mapping *m, int64_t pack, array_gemm *g)
 {
-    int64_t per_array[WL_NDIMS];
+    int64_t side[3] = {1, 1, 1};
+    g->groups = (p->bound[WL_DIM_G] < 1 ? 1 : p->bound[WL_DIM_G]) / spread_of(m, WL_DIM_G);
     for (int d = 0; d < WL_NDIMS; d++)
-        per_array[d] = (p->bound[d] < 1 ? 1 : p->bound[d]) / spread_of(m, d);
-    g->groups = per_array[WL_DIM_G];
+        if (d != WL_DIM_G)
+            side[side_of(p, d)] *= (p->bound[d] < 1 ? 1 : p->bound[d]) / spread_of(m, d);
     g->pack = pack < 1 ? 1 : pack > g->groups ? g->groups : pack;
     g->passes = (g->groups + g->pack - 1) / g->pack;
-    g->m = per_array[WL_DIM_N] * per_array[WL_DIM_P] * per_array[WL_DIM_Q];
-    return as_mul_i64(per_array[WL_DIM_M], g->pack, &g->n) &&
-           as_mul_i64(per_array[WL_DIM_C] * per_array[WL_DIM_R] * per_array[WL_DIM_S], g->pack,
-                      &g->k);
+    g->m = side[SIDE_M];
+    return as_mul_i64(side[SIDE_N], g->pack, &g->n) && as_mul_i64(side[SIDE_K], g->pack, &g->k);
 }
 
 int64_t array_cycles(const arch_compute *c, const array_gemm *g)

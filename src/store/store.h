@@ -128,6 +128,10 @@ typedef enum store_format { STORE_JSON, STORE_CSV } store_format;
  * parameters and details, every front) or CSV (one line per row, with a
  * header; parameters flattened to columns named after them). */
 as_code store_export(store *s, int64_t run_id, store_format format, FILE *f, as_status *st);
+/* s as one RFC 4180 CSV field on f: quoted when it holds a comma, a quote
+ * or a line break, its quotes doubled (the export's rule, shared with the
+ * study's CSV). */
+void store_csv_string(FILE *f, const char *s);
 
 /* ------------------------------------------------------------ JSON text */
 

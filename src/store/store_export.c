@@ -32,9 +32,7 @@
 
 /* ---------------------------------------------------------------- fields */
 
-/* s as one CSV field: quoted when it holds a comma, a quote or a line
- * break, with its quotes doubled. */
-static void csv_string(FILE *f, const char *s)
+void store_csv_string(FILE *f, const char *s)
 {
     if (!s[strcspn(s, ",\"\r\n")]) {
         fputs(s, f);
@@ -65,7 +63,7 @@ static void csv_field(FILE *f, const store_row *row, const store_column *c)
         fputs(as_format_double(store_field_real(row, c), number), f);
         break;
     case STORE_KIND_TEXT:
-        csv_string(f, store_field_text(row, c));
+        store_csv_string(f, store_field_text(row, c));
         break;
     case STORE_KIND_JSON:
         break;
@@ -259,12 +257,12 @@ static bool csv_value(FILE *f, const json_t *value)
     if (!value || json_is_null(value))
         return true;
     if (json_is_string(value)) {
-        csv_string(f, json_string_value(value));
+        store_csv_string(f, json_string_value(value));
         return true;
     }
     char *text = as_json_text(value, 0);
     if (text)
-        csv_string(f, text);
+        store_csv_string(f, text);
     free(text);
     return text != NULL;
 }
@@ -279,7 +277,7 @@ static void csv_line(csv_export *x, const store_row *row, json_t *items)
             if (row)
                 csv_field(x->out, row, &store_row_columns[i]);
             else
-                csv_string(x->out, store_row_columns[i].name);
+                store_csv_string(x->out, store_row_columns[i].name);
         }
     const char *key;
     json_t *unused;
@@ -287,7 +285,7 @@ static void csv_line(csv_export *x, const store_row *row, json_t *items)
     {
         fputc(',', x->out);
         if (!row)
-            csv_string(x->out, key);
+            store_csv_string(x->out, key);
         else if (!csv_value(x->out, item_value(items, key)) && x->code == AS_OK)
             x->code = as_fail(x->st, AS_ENOMEM, "out of memory");
     }

@@ -19,7 +19,8 @@
  * Invalid combinations (Winograd on a model without 3x3 stride-1 convs is
  * not one: those convs stay direct; a model whose weights do not fit, a
  * precision the study cannot express) are cells with a reason, not
- * dropped.  Nothing here prints; text, JSON and CSV are the CLI's.
+ * dropped.  Nothing here prints: text, JSON and CSV (report.c) are
+ * written to the FILE * or json_t the caller asks for.
  * docs/study.md states the file format and every rule.
  */
 #ifndef AS_STUDY_H
@@ -78,6 +79,9 @@ typedef struct study_compression {
     study_compression_kind kind;
     double density; /* weight pruning: non-zero fraction kept, (0, 1] */
     double keep;    /* channel pruning: fraction of output channels kept, (0, 1] */
+    /* The level for model i instead of density / keep (0: the entry's):
+     * DLAS picks each model's ratio at its accuracy elbow (Tables 2, 5). */
+    double model_level[STUDY_MAX_ITEMS];
 } study_compression;
 
 /* An algorithm entry: one lowering for every convolution (a per-model
@@ -144,11 +148,18 @@ typedef struct study_spec {
  * zoo names or presets fail naming file, line and key).  docs/study.md
  * has the format. */
 as_code study_load(const char *path, study_spec *out, as_status *st);
-/* The built-in default study: the shape of DLAS's CIFAR-10 and ImageNet
- * grids on our presets (docs/study.md lists it). */
-void study_default(study_spec *out);
-/* The canonical text of a spec (every field that changes a result), which
- * the store compares byte for byte on resume.  Malloc'd; caller frees. */
+/* The same from text in memory (display_name names it in messages). */
+as_code study_parse(const char *text, size_t size, const char *display_name, study_spec *out,
+                    as_status *st);
+/* The level compression c applies to model m: its density (weight
+ * pruning) or kept fraction (channel pruning), 1 for the others. */
+double study_compression_level(const study_compression *c, int model);
+/* The built-in default study, docs/studies/dlas.yaml (compiled in): the
+ * shape of DLAS's CIFAR-10 and ImageNet grids on our presets. */
+as_code study_default(study_spec *out, as_status *st);
+/* The canonical text of a spec: a study file with every field spelled
+ * out, which study_parse reads back to the same spec and the store
+ * compares byte for byte on resume.  Malloc'd; NULL when out of memory. */
 char *study_canonical(const study_spec *s);
 
 /* Cells in the grid (the product of the axis lengths). */
@@ -217,7 +228,8 @@ void study_result_free(study_result *r);
 /* ------------------------------------------------------------ analysis */
 
 /* Rank correlation of two samples (ties get their mean rank): Spearman's
- * rho and Kendall's tau-b; NaN when n < 2 or a sample is constant. */
+ * rho and Kendall's tau-b; NaN when n < 2 or a sample is constant.
+ * Both are O(n log n) (Kendall by Knight's merge-sort count). */
 double study_spearman(const double *x, const double *y, int64_t n);
 double study_kendall(const double *x, const double *y, int64_t n);
 
@@ -242,17 +254,29 @@ typedef struct study_summary_row {
 /* What fraction of its expected speedup a compression achieves
  * (DLAS 5.1.2: "we achieve 77.9% of the expected speedup"): speedup =
  * baseline latency / compressed latency at the same algorithm, format,
- * software and hardware; expected = the MAC reduction for pruning (dense
- * MACs / effective MACs), the byte reduction for precision (32 / bits).
+ * software and hardware; expected = the MAC reduction for pruning
+ * (baseline effective MACs / compressed effective MACs: 1 / density for
+ * weight pruning, the smaller problem's reduction for channel pruning),
+ * the byte reduction for precision (baseline weight bytes / compressed
+ * weight bytes: 32 / bits).
  * Averaged (geometric mean of the fractions) over models and algorithms,
- * per hardware and software. */
+ * per hardware and software.  Each side of a pair is taken at its fastest
+ * data format (as the summary rows are), so that a dense baseline is not
+ * charged a sparse format's metadata. */
 typedef struct study_speedup {
     int compression, hardware, software;
     int n;                /* cells averaged */
     double mean_speedup;  /* geometric mean */
     double mean_expected; /* geometric mean */
     double mean_fraction; /* geometric mean of speedup / expected */
+    int n_reached;        /* pairs at >= STUDY_REACHED_FRACTION of their expected speedup */
 } study_speedup;
+
+/* A compression "reaches" its expected speedup at this fraction of it. */
+#define STUDY_REACHED_FRACTION 0.9
+/* Two figures are "strongly correlated" when |Spearman's rho| is at least
+ * this (the usual reading of 0.7 as a strong monotone relation). */
+#define STUDY_STRONG_CORRELATION 0.7
 
 /* Rank correlations across the valid cells (per hardware, and pooled
  * with hardware = -1). */
@@ -265,10 +289,10 @@ typedef struct study_correlation {
 
 /* One of DLAS's observations, as our grid supports or contradicts it. */
 typedef struct study_observation {
-    const char *id;    /* "I", "IV", ... (DLAS section 6) */
-    const char *claim; /* the paper's words, shortened */
-    int verdict;       /* 1 supported, 0 not, -1 the grid cannot say */
-    char evidence[256];
+    const char *id;     /* "I", "IV", ... (DLAS section 6) */
+    const char *claim;  /* the paper's words, shortened */
+    int verdict;        /* 1 supported, 0 not, -1 the grid cannot say */
+    char evidence[384]; /* the numbers behind the verdict, one line */
 } study_observation;
 
 typedef struct study_summary {
@@ -287,5 +311,44 @@ typedef struct study_summary {
  * out when there is none). */
 as_code study_summarize(const study_result *r, study_summary *out, as_status *st);
 void study_summary_free(study_summary *s);
+/* "supported", "not supported", "cannot say" for a verdict 1, 0, -1. */
+const char *study_verdict_name(int verdict);
+
+/* -------------------------------------------------------------- output */
+
+/*
+ * The three forms of a study (report.c): the CLI writes them, tests read
+ * them.  Each writes only to the FILE * it is given (nothing here prints
+ * by itself), and fails with AS_EIO when writing fails.
+ */
+
+/* The paper's tables as text: per dataset and software one table of
+ * fastest algorithms and compressions (DLAS Table 3's columns: Platform,
+ * Model, "Fastest algorithm" per compression, "Fastest compression" per
+ * algorithm, "Overall fastest" as "WP+im2col" with its latency), the
+ * fractions of expected speedup, the rank correlations, the observations
+ * with verdict and evidence, and the invalid cells counted per reason.
+ * Every quantity carries its unit ("1.23 ms", "4.00x", "77.9 %").
+ * s may be NULL: only the invalid cells are written then. */
+as_code study_write_text(FILE *f, const study_result *r, const study_summary *s, as_status *st);
+
+/* The study as a JSON object (a new reference; NULL when out of memory,
+ * st says so): {"study": {name, seed, batch, run_id, cells, done,
+ * interrupted}, "axes": {model: [...], compression: [...], ...}, "cells":
+ * [one object per cell: coordinates as labels, valid, reason, metrics in
+ * SI units, model figures, accuracy (null when not given)], "summary":
+ * {rows, speedups, correlations, observations} (when s is given),
+ * "invalid": [{reason, cells}, ...]}.  Numbers go through as_json_number (non-finite is
+ * null). */
+json_t *study_to_json(const study_result *r, const study_summary *s, as_status *st);
+
+/* One CSV row per cell (RFC 4180: CRLF line ends, a field with a comma,
+ * quote or line break quoted, its quotes doubled), after a header whose
+ * names carry the units: index, model, dataset, compression, algorithm,
+ * format, software, hardware, valid, reason, latency_s, energy_J,
+ * area_mm2, power_W, edp_Js, perf_per_tdp, macs, effective_macs, params,
+ * nonzero_params, weight_bytes, dram_bytes, n_lowered, accuracy (empty
+ * when not given; metrics empty for invalid cells). */
+as_code study_write_csv(FILE *f, const study_result *r, as_status *st);
 
 #endif

@@ -45,10 +45,10 @@ wl_op_kind wl_op_kind_from_name(const char *onnx_op_type)
 const char *wl_op_category_name(wl_op_category c)
 {
     static const char *const names[] = {
-        [WL_CAT_COMPUTE] = "compute", [WL_CAT_UNARY] = "unary",   [WL_CAT_BINARY] = "binary",
-        [WL_CAT_NORM] = "norm",       [WL_CAT_REDUCE] = "reduce", [WL_CAT_POOL] = "pool",
-        [WL_CAT_MOVE] = "move",       [WL_CAT_VIEW] = "view",     [WL_CAT_SHAPE] = "shape",
-        [WL_CAT_UNKNOWN] = "unknown",
+        [WL_CAT_COMPUTE] = "compute",     [WL_CAT_UNARY] = "unary",     [WL_CAT_BINARY] = "binary",
+        [WL_CAT_NORM] = "norm",           [WL_CAT_REDUCE] = "reduce",   [WL_CAT_POOL] = "pool",
+        [WL_CAT_MOVE] = "move",           [WL_CAT_VIEW] = "view",       [WL_CAT_SHAPE] = "shape",
+        [WL_CAT_TRANSFORM] = "transform", [WL_CAT_UNKNOWN] = "unknown",
     };
     return (unsigned)c <= WL_CAT_UNKNOWN ? names[c] : "?";
 }

@@ -533,9 +533,19 @@ static as_code write_file(const char *path, const uint8_t *data, size_t n, as_st
     return ok ? AS_OK : as_fail(st, AS_EIO, "%s: write error: %s", path, strerror(errno));
 }
 
-/* Build the model in a scratch arena, pack it into one buffer, write it. */
+/* Build the model in a scratch arena, pack it into one buffer, write it.
+ * A graph with an internal op (a lowered conv's Im2Col or Winograd
+ * transform) has no ONNX form: refused, naming the op. */
 as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st)
 {
+    for (int32_t o = 0; o < g->n_ops; o++) {
+        const wl_op *op = &g->ops[o];
+        if (!op->dead && wl_op_def_of(op->kind)->internal)
+            return as_fail(st, AS_EINVAL,
+                           "%s: node %d '%s' (%s) is not an ONNX op: it comes from convolution "
+                           "lowering (wl_lower_convs); export the model before lowering",
+                           path, op->source_index, op->name, op->op_type);
+    }
     exporter ex = {.g = g};
     as_arena_init(&ex.arena);
     Onnx__ModelProto *m = model_proto(&ex);

@@ -8,7 +8,7 @@
  * is the kind's.  A new family adds its table here. */
 static const wl_op_def *const families[] = {
     wl_ops_window,   wl_ops_matmul, wl_ops_norm,  wl_ops_elementwise,
-    wl_ops_movement, wl_ops_index,  wl_ops_shape,
+    wl_ops_movement, wl_ops_index,  wl_ops_shape, wl_ops_lowering,
 };
 
 /* The entry of kinds no family describes: no rule, no cost. */
@@ -60,6 +60,8 @@ int64_t wl_op_vector_ops(const wl_graph *g, const wl_op *op, const wl_op_stats *
         return op->n_inputs > 0 ? elements_or_zero(g, op->inputs[0]) : 0;
     case WL_VEC_PER_WINDOW:
         return window_positions(op) * s->output_elements;
+    case WL_VEC_TRANSFORM:
+        return def->transform_ops ? def->transform_ops(g, op) : 0;
     case WL_VEC_NONE:
         break;
     }

@@ -96,6 +96,12 @@ typedef struct wl_op_def {
      * when set, decides per node (Gemm: not with transA). */
     wl_halo_rule halo;
     wl_halo_rule (*halo_of)(const wl_op *op);
+    /* WL_VEC_TRANSFORM: the op's vector operations (0 for a malformed op). */
+    int64_t (*transform_ops)(const wl_graph *g, const wl_op *op);
+
+    /* Not an ONNX op: made by accelsearch's own transforms (conv lowering);
+     * wl_onnx_save refuses a graph with one. */
+    bool internal;
 } wl_op_def;
 
 /* The entry of an op kind; an empty entry (no rule, no cost) for
@@ -111,6 +117,7 @@ extern const wl_op_def wl_ops_elementwise[WL_OP_COUNT];
 extern const wl_op_def wl_ops_movement[WL_OP_COUNT];
 extern const wl_op_def wl_ops_shape[WL_OP_COUNT];
 extern const wl_op_def wl_ops_index[WL_OP_COUNT];
+extern const wl_op_def wl_ops_lowering[WL_OP_COUNT];
 
 /* Attribute defaults shared by several families: axis = -1 (Softmax and
  * LayerNormalization at opset 13). */
@@ -119,5 +126,32 @@ void wl_defaults_axis_last(wl_attrs *a);
 /* DepthToSpace and SpaceToDepth (ops_movement.c): input 0 is
  * [N, C, H, W] and attribute blocksize b valid; *b2 = b * b. */
 as_code wl_infer_block_op(wl_infer_ctx *c, int64_t *b2);
+
+/* --------------------------------------------- Winograd (ops_lowering.c) */
+
+/*
+ * Winograd F(m x m, 3 x 3) (Lavin & Gray, CVPR 2016): tiles of alpha =
+ * m + 2 input elements give m x m outputs, Y = A^T [(G g G^T) .* (B^T d B)] A.
+ * Matrices row-major: bt alpha x alpha, g alpha x 3, at m x alpha.
+ */
+typedef struct wl_winograd {
+    int m, alpha;
+    const double *bt, *g, *at;
+} wl_winograd;
+
+/* The transform of F(m x m, 3 x 3) for m = 2 or 4; NULL otherwise. */
+const wl_winograd *wl_winograd_of(int m);
+
+/* Operations of one 2-D transform L X L^T, L rows x cols, X cols x cols,
+ * computed as (L X) L^T from L's non-zero pattern: a row of k non-zeros
+ * costs k - 1 additions and one multiplication per coefficient other than
+ * 0 and +-1, per column of X and again per row of L X. */
+void wl_transform_ops(const double *l, int rows, int cols, int64_t *adds, int64_t *muls);
+
+/* Expected density of L X L^T for X of density d, L rows x cols:
+ * element (i, j) is zero only when all n_i * n_j elements of X it
+ * combines are (n_i = non-zeros of row i; cancellation ignored), so the
+ * mean over (i, j) of 1 - (1 - d)^(n_i n_j). */
+double wl_transform_density(const double *l, int rows, int cols, double d);
 
 #endif

@@ -106,16 +106,18 @@ typedef struct wl_tensor {
 /* ------------------------------------------------------------------- ops */
 
 typedef enum wl_op_category {
-    WL_CAT_COMPUTE, /* MAC-bound: conv, transposed conv, gemm, matmul */
-    WL_CAT_UNARY,   /* elementwise with one data input (activations, math) */
-    WL_CAT_BINARY,  /* elementwise with broadcasting (Add, Mul, Where, ...) */
-    WL_CAT_NORM,    /* normalisation and softmax */
-    WL_CAT_REDUCE,  /* reductions over axes */
-    WL_CAT_POOL,    /* windowed and global pooling */
-    WL_CAT_MOVE,    /* copies data in a new arrangement (Concat, Transpose, Pad...) */
-    WL_CAT_VIEW,    /* changes only the shape (Reshape, Flatten, Identity...) */
-    WL_CAT_SHAPE,   /* computes shapes or constants (Shape, Constant, Range...) */
-    WL_CAT_UNKNOWN, /* an op type accelsearch does not model (costed as zero) */
+    WL_CAT_COMPUTE,   /* MAC-bound: conv, transposed conv, gemm, matmul */
+    WL_CAT_UNARY,     /* elementwise with one data input (activations, math) */
+    WL_CAT_BINARY,    /* elementwise with broadcasting (Add, Mul, Where, ...) */
+    WL_CAT_NORM,      /* normalisation and softmax */
+    WL_CAT_REDUCE,    /* reductions over axes */
+    WL_CAT_POOL,      /* windowed and global pooling */
+    WL_CAT_MOVE,      /* copies data in a new arrangement (Concat, Transpose, Pad...) */
+    WL_CAT_VIEW,      /* changes only the shape (Reshape, Flatten, Identity...) */
+    WL_CAT_SHAPE,     /* computes shapes or constants (Shape, Constant, Range...) */
+    WL_CAT_TRANSFORM, /* a lowered conv's data transform (Winograd's B^T d B, A^T m A):
+                         vector work counted from the transform matrices */
+    WL_CAT_UNKNOWN,   /* an op type accelsearch does not model (costed as zero) */
 } wl_op_category;
 
 /* X(ENUM_SUFFIX, "OnnxOpType", category).  One list drives the enum, the
@@ -242,7 +244,13 @@ typedef enum wl_op_category {
     X(LP_NORM, "LpNormalization", WL_CAT_REDUCE)                                                   \
     X(SCATTER_ELEMENTS, "ScatterElements", WL_CAT_MOVE)                                            \
     X(GATHER_ND, "GatherND", WL_CAT_MOVE)                                                          \
-    X(UNKNOWN, "?", WL_CAT_UNKNOWN)
+    X(UNKNOWN, "?", WL_CAT_UNKNOWN)                                                                \
+    /* Not ONNX ops: made by accelsearch's convolution lowering (wl_lower_convs).  Listed after    \
+     * UNKNOWN so that no ONNX name maps onto them (wl_op_kind_from_name), the importer never      \
+     * creates them and docs/onnx-ops.md does not list them; wl_onnx_save refuses them. */         \
+    X(IM2COL, "Im2Col", WL_CAT_MOVE)                                                               \
+    X(WINOGRAD_INPUT, "WinogradInputTransform", WL_CAT_TRANSFORM)                                  \
+    X(WINOGRAD_OUTPUT, "WinogradOutputTransform", WL_CAT_TRANSFORM)
 
 typedef enum wl_op_kind {
 #define WL_X_ENUM(e, s, c) WL_OP_##e,
@@ -611,6 +619,8 @@ typedef enum wl_vector_class {
                           BatchNormalization: 2, Softmax: 4, LayerNormalization: 5) */
     WL_VEC_PER_INPUT,  /* one per element of input 0 (reductions, global pooling) */
     WL_VEC_PER_WINDOW, /* one per output element and window position (MaxPool, AveragePool) */
+    WL_VEC_TRANSFORM,  /* per tile, the additions and multiplications of a transform matrix's
+                          non-zero pattern (Winograd's input and output transforms) */
 } wl_vector_class;
 
 wl_vector_class wl_op_vector_class(wl_op_kind k);
