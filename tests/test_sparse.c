@@ -245,7 +245,9 @@ static void test_gemm_dense(void **state)
  * dense 56 did not.  Gating: the MAC is effectual with probability
  * d = 0.25 (only weights are checked): MAC energy 64 x 0.25 x mac_pJ
  * (gated MACs free), or with a gated fraction of 0.1,
- * 64 x (0.25 + 0.1 x 0.75) x mac_pJ; the cycles stay 64.
+ * 64 x (0.25 + 0.1 x 0.75) x mac_pJ; the cycles stay 64; the Buffer's
+ * input reads and output reads and updates keep their counts but only
+ * 0.25 of their energy.
  */
 static void test_gemm_bitmask_gating(void **state)
 {
@@ -269,7 +271,14 @@ static void test_gemm_bitmask_gating(void **state)
     assert_int_equal(e.compute_cycles, 64);
     assert_close(e.mac_energy_pJ, 64 * 0.25 * a.compute.mac_pJ);
     /* The Buffer's weight energy: 24 reads and 12 fills, one word each. */
-    assert_close(w->energy_pJ, 24 * a.level[0].energy.read_pJ + 12 * a.level[0].energy.fill_pJ);
+    const arch_energy *E = &a.level[0].energy;
+    assert_close(w->energy_pJ, 24 * E->read_pJ + 12 * E->fill_pJ);
+    /* The gated MACs' input reads and output updates (and the reads
+     * before them) cost nothing: 0.25 of 64 input reads, plus the 16
+     * fills; 0.25 of 56 output reads and 64 updates. */
+    assert_close(e.level[0].ds[WL_DS_INPUTS].energy_pJ, 64 * 0.25 * E->read_pJ + 16 * E->fill_pJ);
+    assert_close(e.level[0].ds[WL_DS_OUTPUTS].energy_pJ,
+                 (56 * E->read_pJ + 64 * E->update_pJ) * 0.25);
 
     a.compute.gated_mac_fraction = 0.1;
     evaluate_gemm(&a, 0.25, &e);

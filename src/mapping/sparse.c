@@ -21,7 +21,9 @@
  *  - Compute.  A MAC is effectual when every operand it checks is
  *    non-zero: with independent uniform densities, probability
  *    prod(d of the checked operands).  Gating charges the ineffectual ones
- *    gated_mac_fraction of a MAC's energy and keeps their cycles; skipping
+ *    gated_mac_fraction of a MAC's energy and keeps their cycles, and
+ *    charges no energy for their operand reads and partial-sum updates at
+ *    the levels serving the MACs (which keep their slots); skipping
  *    issues only the effectual ones (energy and cycles), and with them
  *    only their operand reads and partial-sum updates at the levels that
  *    serve the MACs.  Load imbalance between PEs that skip different
@@ -181,7 +183,30 @@ static int64_t compressed(int64_t dense_words, double d, double metadata_per_wor
     return llround((double)dense_words * d) + meta;
 }
 
-static double effectual_fraction(const arch_spec *a, const wl_problem *p);
+/* Probability that a MAC is effectual: every operand it checks is
+ * non-zero (independent uniform densities); 1 without zero handling. */
+static double effectual_fraction(const arch_spec *a, const wl_problem *p)
+{
+    double fraction = 1.0;
+    if (a->compute.zero_action == ARCH_ZERO_NONE)
+        return fraction;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        if (a->compute.zero_operand[ds])
+            fraction *= clamp_density(p->ds[ds].density);
+    return fraction;
+}
+
+/* The fraction of the MACs' accesses to ds at level l (the level serving
+ * them) that go with effectual MACs: the effectual fraction, divided by
+ * ds's own density when ds is a checked operand stored compressed there
+ * (its counts are already the non-zeros). */
+static double effectual_access_fraction(const arch_spec *a, const wl_problem *p, int l, int ds)
+{
+    double effectual = effectual_fraction(a, p), d = clamp_density(p->ds[ds].density);
+    if (a->compute.zero_operand[ds] && a->level[l].format[ds].format != ARCH_FORMAT_UNCOMPRESSED)
+        return d > 0 ? effectual / d : 1.0;
+    return effectual;
+}
 
 /*
  * Skipping MACs are not issued, so neither are their operand reads nor
@@ -194,14 +219,10 @@ static double effectual_fraction(const arch_spec *a, const wl_problem *p);
 static void skip_innermost_accesses(const arch_spec *a, const wl_problem *p, const map_mapping *m,
                                     map_eval *out)
 {
-    double issued = effectual_fraction(a, p);
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         int l = innermost_kept(m, ds);
         map_ds_stats *s = &out->level[l].ds[ds];
-        double d = clamp_density(p->ds[ds].density), factor = issued;
-        if (a->compute.zero_operand[ds] &&
-            a->level[l].format[ds].format != ARCH_FORMAT_UNCOMPRESSED)
-            factor = d > 0 ? issued / d : 1.0;
+        double factor = effectual_access_fraction(a, p, l, ds);
         if (factor >= 1.0)
             continue;
         int64_t reads = llround((double)s->reads * factor);
@@ -243,17 +264,33 @@ bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_map
     return true;
 }
 
-/* Probability that a MAC is effectual: every operand it checks is
- * non-zero (independent uniform densities); 1 without zero handling. */
-static double effectual_fraction(const arch_spec *a, const wl_problem *p)
+/* Vector actions of `words` words at blocks of `block` (eval.c's rule). */
+static double vector_actions(int64_t words, int block)
 {
-    double fraction = 1.0;
-    if (a->compute.zero_action == ARCH_ZERO_NONE)
-        return fraction;
-    for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        if (a->compute.zero_operand[ds])
-            fraction *= clamp_density(p->ds[ds].density);
-    return fraction;
+    return (double)((words + block - 1) / block);
+}
+
+void sparse_gate_access_energy(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                               map_eval *out)
+{
+    if (a->compute.zero_action != ARCH_ZERO_GATE)
+        return;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        int l = innermost_kept(m, ds);
+        const arch_level *al = &a->level[l];
+        map_level_stats *ls = &out->level[l];
+        map_ds_stats *s = &ls->ds[ds];
+        double factor = effectual_access_fraction(a, p, l, ds);
+        int block = al->block_size > 0 ? al->block_size : 1;
+        double served = vector_actions(s->reads, block) * al->energy.read_pJ +
+                        vector_actions(s->updates, block) * al->energy.update_pJ;
+        double filled = vector_actions(s->fills, block) * al->energy.fill_pJ;
+        if (factor >= 1.0 || served + filled <= 0 || !ls->keeps[ds])
+            continue;
+        double gated = s->energy_pJ * (served * factor + filled) / (served + filled);
+        ls->energy_pJ += gated - s->energy_pJ;
+        s->energy_pJ = gated;
+    }
 }
 
 double sparse_issued_fraction(const arch_spec *a, const wl_problem *p)
