@@ -35,7 +35,9 @@ static bool run(const char *model, const char *arch, int threads, int64_t budget
         wl_graph_free(g);
         return false;
     }
-    wl_set_precision(g, arch_mac_precision(&a));
+    /* The widths the design's MACs take, their format as-hardware: fp16
+     * on a 16-bit integer design is its width, not an emulated format. */
+    wl_set_storage_precision(g, arch_mac_precision(&a));
     map_network_options o;
     map_network_options_default(&o);
     o.search.threads = threads;

@@ -15,7 +15,8 @@
  *  - every model runs at the batch of its measurement (per inference =
  *    per batch / batch) and at the precision of the preset's MACs, mapped
  *    by the default (heuristic) mapper with seed 1, as `accelsearch map
- *    --arch A --model M --batch B --precision P` does;
+ *    --arch A --model M --batch B --precision P --as-hardware` does (the
+ *    widths of the MACs' precision, their own format: nothing emulated);
  *  - the fused figure is the plan Optimus's DP finds (fu_search, DP: exact
  *    over contiguous runs of the topological order, deterministic) with the
  *    same mapper options and seed, its default objective (CASCO's energy x
@@ -578,7 +579,9 @@ static bool run_case(const validation_case *c, int threads, int64_t fused_map_bu
         wl_zoo_build(c->model, &g, &st) != AS_OK ||
         (c->batch > 1 && wl_set_batch(g, c->batch, &st) != AS_OK))
         goto failed;
-    wl_set_precision(g, arch_mac_precision(&a));
+    /* The widths the design's MACs take, their format as-hardware: fp16
+     * on a 16-bit integer design is its width, not an emulated format. */
+    wl_set_storage_precision(g, arch_mac_precision(&a));
     if (wl_fuse_epilogues(g, NULL, &st) != AS_OK ||
         map_network_evaluate(g, &a, &o, &r, &st) != AS_OK)
         goto failed;

@@ -278,8 +278,9 @@ static const json_t *group_of_layer(const json_t *groups, const char *layer)
  * is the search to that budget) at the space's precision (fp16 on edge),
  * and its plan comes from a GA whose seed is
  * the candidate's; so every group of one layer in the search's plan must
- * cost in `fuse --algo none --map-budget B --precision fp16` what the
- * search reported, cycle for cycle.  (Whole-model figures differ with the
+ * cost in `fuse --algo none --map-budget B --precision fp16 --as-hardware`
+ * (the search's precision sets widths, its MACs take the operands
+ * unemulated) what the search reported, cycle for cycle.  (Whole-model figures differ with the
  * plan, which fuse cannot be given.)
  */
 static void check_chosen_with_fuse(const char *file, const json_t *workload)
@@ -287,6 +288,7 @@ static void check_chosen_with_fuse(const char *file, const json_t *workload)
     char args[1024];
     snprintf(args, sizeof args,
              "fuse --arch '%s' --model alexnet --algo none --map-budget 16 --precision fp16 "
+             "--as-hardware "
              "--seed 1 --threads 1 --json",
              file);
     run_result r;

@@ -204,6 +204,28 @@ static void test_im2col_strided_and_pointwise(void **state)
     wl_graph_free(g);
 }
 
+/* auto_pad SAME_UPPER, 6x6, 3x3 stride 2 -> 3x3: the padding resolves to
+ * 0 before, 1 after; columns 18 x 9 = 162, MACs 3*18*9 = 486. */
+static void test_im2col_auto_pad(void **state)
+{
+    (void)state;
+    wl_graph *g = build_layer(&(layer){1, 2, 3, 6, 3, 2, 0, 1, 1});
+    g->ops[find_kind(g, WL_OP_CONV)].attrs.auto_pad = WL_AUTO_PAD_SAME_UPPER;
+    as_status st = {0};
+    check(wl_graph_infer(g, &st), &st);
+    assert_int_equal(lower(g, NULL, WL_CONV_IM2COL), 1);
+    assert_output_kept(g, (const int64_t[]){1, 3, 3, 3}, WL_OP_RESHAPE);
+    const wl_op *im = &g->ops[find_kind(g, WL_OP_IM2COL)];
+    assert_int_equal(im->attrs.auto_pad, WL_AUTO_PAD_NOTSET);
+    assert_int_equal(im->attrs.pads[0], 0);
+    assert_int_equal(im->attrs.pads[1], 0);
+    assert_int_equal(im->attrs.pads[2], 1);
+    assert_int_equal(im->attrs.pads[3], 1);
+    assert_int_equal(elements(g, im->outputs[0]), 162);
+    assert_int_equal(graph_macs(g), 486);
+    wl_graph_free(g);
+}
+
 /*
  * Grouped, per group: C=4, M=6, G=2, 4x4, 3x3 pad 1: columns [1, 2, 18,
  * 16] = 576, weight [2, 3, 18] = 108 (the conv's 6*2*9), MACs 2*3*18*16 =
@@ -278,8 +300,24 @@ static void test_winograd_counts(void **state)
         assert_int_equal(op_vector_ops(g, out), cases[i].out_ops);
         assert_int_equal(op_macs(g, in) + op_macs(g, out), 0);
         assert_int_equal(g->ops[out].inputs[1], wl_find_tensor(g, "b"));
+        /* A batch set after lowering follows: twice the tiles. */
+        as_status st = {0};
+        check(wl_set_batch(g, 2, &st), &st);
+        assert_output_kept(g, (const int64_t[]){2, 3, 6, 6}, WL_OP_WINOGRAD_OUTPUT);
+        assert_int_equal(graph_macs(g), 2 * cases[i].macs);
         wl_graph_free(g);
     }
+    /* No padding: 6x6 -> 4x4, F(2x2) 4 tiles, 16*2*3*4 = 384 MACs; F(4x4)
+     * one tile, 36*2*3 = 216 MACs. */
+    wl_graph *g = build_layer(&(layer){1, 2, 3, 6, 3, 1, 0, 1, 1});
+    assert_int_equal(lower(g, NULL, WL_CONV_WINOGRAD_2), 1);
+    assert_output_kept(g, (const int64_t[]){1, 3, 4, 4}, WL_OP_WINOGRAD_OUTPUT);
+    assert_int_equal(graph_macs(g), 384);
+    wl_graph_free(g);
+    g = build_layer(&(layer){1, 2, 3, 6, 3, 1, 0, 1, 1});
+    assert_int_equal(lower(g, NULL, WL_CONV_WINOGRAD_4), 1);
+    assert_int_equal(graph_macs(g), 216);
+    wl_graph_free(g);
 }
 
 /* Only 3x3, stride 1, dilation 1, one group: each refusal says which
@@ -491,6 +529,12 @@ static void test_per_layer_choice(void **state)
             assert_int_equal(g->ops[g->order[k + 2]].kind, WL_OP_WINOGRAD_OUTPUT);
             assert_string_equal(g->tensors[g->ops[g->order[k + 2]].outputs[0]].name, y_name);
         }
+    /* Mixed per layer: the first conv (7x7 stride 2) by im2col too. */
+    const char *stem = g->ops[find_kind(g, WL_OP_CONV)].name;
+    assert_int_equal(lower(g, stem, WL_CONV_IM2COL), 1);
+    assert_int_equal(count_kind(g, WL_OP_CONV), convs - 2);
+    assert_int_equal(count_kind(g, WL_OP_IM2COL), 1);
+    assert_int_equal(count_kind(g, WL_OP_WINOGRAD_OUTPUT), 1);
     wl_graph_free(g);
 
     g = zoo("resnet18");
@@ -523,9 +567,11 @@ static void test_transform_order(void **state)
         check(wl_fuse_epilogues(g, &es, &st), &st);
         assert_true(es.n_epilogue > 0);
         wl_op_kind producer = a == WL_CONV_IM2COL ? WL_OP_MATMUL : WL_OP_WINOGRAD_OUTPUT;
-        int relus_on_lowered = 0;
+        int relus_on_lowered = 0, carry_bn = 0;
+        wl_op_kind writer = a == WL_CONV_IM2COL ? WL_OP_RESHAPE : WL_OP_WINOGRAD_OUTPUT;
         for (int32_t o = 0; o < g->n_ops; o++) {
             const wl_op *op = &g->ops[o];
+            carry_bn += op->kind == writer && op->folded_bn != NULL;
             if (op->kind == WL_OP_RELU && op->epilogue_of >= 0)
                 relus_on_lowered += g->ops[op->epilogue_of].kind == producer;
             if (op->kind == WL_OP_IM2COL || op->kind == WL_OP_WINOGRAD_INPUT ||
@@ -535,6 +581,7 @@ static void test_transform_order(void **state)
                         assert_int_equal(g->tensors[op->inputs[i]].bits, 8);
         }
         assert_true(relus_on_lowered > 0);
+        assert_true(carry_bn > 0); /* the folded BatchNorm's name follows the conv's output */
         wl_graph_free(g);
     }
 }
@@ -608,6 +655,15 @@ static void test_network_on_presets(void **state)
                 assert_int_equal(r[i].n_unmapped, 0);
                 assert_true(r[i].cycles > 0);
             }
+            /* A W x cols GEMM reads all its weights (array.c's GEMM sides
+             * on systolic arrays) unless they are resident. */
+            for (int32_t i = 0; i < r[1].n_layers && !r[1].weights.resident; i++) {
+                const wl_op *op = &g[1]->ops[r[1].layers[i].op];
+                if (op->kind == WL_OP_MATMUL &&
+                    r[1].layers[i].dram_bytes < wl_tensor_bytes(&g[1]->tensors[op->inputs[0]]))
+                    fail_msg("%s on %s: GEMM %s moves %lld DRAM bytes, less than its weights",
+                             models[m], archs[k], op->name, (long long)r[1].layers[i].dram_bytes);
+            }
             if (r[1].dram_bytes <= r[0].dram_bytes || r[1].macs != r[0].macs)
                 fail_msg("%s on %s: im2col moves %lld DRAM bytes, direct %lld", models[m], archs[k],
                          (long long)r[1].dram_bytes, (long long)r[0].dram_bytes);
@@ -676,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_algorithm_names),
         cmocka_unit_test(test_im2col_counts),
         cmocka_unit_test(test_im2col_strided_and_pointwise),
+        cmocka_unit_test(test_im2col_auto_pad),
         cmocka_unit_test(test_im2col_grouped_depthwise_batch),
         cmocka_unit_test(test_winograd_counts),
         cmocka_unit_test(test_winograd_refusals),

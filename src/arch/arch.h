@@ -285,6 +285,12 @@ double arch_area_mm2(const arch_spec *a);
 /* Bits of the accumulator behind a MAC of `bits` and `number` (energy.c
  * states the assumption): what partial sums are stored and moved in. */
 int arch_accumulator_bits(int bits, arch_number number);
+/* Significand bits of a number format of `bits` total: with the hidden bit
+ * for floats (fp8 E4M3 4, fp16 11, bf16 8, fp32 24, fp64 53), the
+ * magnitude bits (bits - 1, the sign apart) for integers; 0 when the
+ * tables have no such format.  A float's exponent is the rest:
+ * bits - significand. */
+int arch_significand_bits(int bits, arch_number number);
 /* Peak power (TDP), W, as vendors mean it: the chip's thermal design
  * power -- the cost model's energies of the chip at the largest rate it
  * can charge them (energy.c states why each rate bounds it): every MAC
@@ -305,8 +311,10 @@ void arch_peak_power_parts(const arch_spec *a, arch_power *out);
 
 /* The storage precision whose words the MACs take as they are: int8 up to
  * 8-bit operands, bf16 or fp16 up to 16 bits (by the operand format),
- * fp32 above -- the precision to run a model at to see the design as its
- * makers ran it. */
+ * fp32 above -- the widths to run a model at to see the design as its
+ * makers ran it, applied with wl_set_storage_precision (the operands
+ * as-hardware): on 16-bit integer MACs fp16 stands for the width only, and
+ * wl_set_precision would emulate it (docs/precision.md). */
 wl_precision arch_mac_precision(const arch_spec *a);
 
 /* ------------------------------------------------------------ builders */

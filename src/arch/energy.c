@@ -132,10 +132,10 @@ static const arith_table ARITH_UM2 = {
     .fp_mult_by_significand = {2, {11, 24}, {1640, 7700}},
 };
 
-/* Significand bits (with the hidden bit) of a floating-point format of
- * `bits` total, or 0 when the tables have no such format. */
-static int significand_bits(int bits, arch_number number)
+int arch_significand_bits(int bits, arch_number number)
 {
+    if (number == ARCH_NUMBER_INT)
+        return bits > 1 ? bits - 1 : 0;
     if (number == ARCH_NUMBER_BF16)
         return bits == 16 ? 8 : 0;
     switch (bits) {
@@ -175,7 +175,7 @@ static double mac_cost(int bits, arch_number number, const arith_table *t)
     int acc_bits = arch_accumulator_bits(bits, number);
     if (number == ARCH_NUMBER_INT)
         return curve_at(&t->int_mult, bits) + curve_at(&t->int_add, acc_bits);
-    int significand = significand_bits(bits, number);
+    int significand = arch_significand_bits(bits, number);
     if (significand == 0)
         return -1;
     return curve_at(&t->fp_mult_by_significand, significand) + curve_at(&t->fp_add, acc_bits);

@@ -181,10 +181,11 @@ typedef struct cli_model_args {
     int64_t batch; /* 0: the model's */
     int precision; /* index of the --precision choice, when precision_set */
     bool precision_set;
+    bool as_hardware; /* --as-hardware: --precision sets widths, not the MACs' format */
     bool allow_unknown_ops;
     const char *dims; /* --dim: values of named symbolic input dims, NULL: none */
 } cli_model_args;
-/* --batch, --precision and --dim (when with_batch_precision) and
+/* --batch, --precision, --as-hardware and --dim (when with_batch_precision) and
  * --allow-unknown-ops, writing into m, at options[0...]; returns how many. */
 int cli_add_model_options(cli_option *options, cli_model_args *m, bool with_batch_precision);
 /* Load a model (zoo name or .onnx) with m's batch and unknown-op choice. */

@@ -357,6 +357,33 @@ static void network_progress(void *user, int32_t done, int32_t total)
     cli_progress_update(user, done, total);
 }
 
+/* MAC operations per MAC of layer l on a: 1 for an as-hardware or
+ * native problem and for layers without one (map_mac_passes). */
+static int64_t layer_mac_passes(const arch_spec *a, const map_layer_result *l)
+{
+    return l->problem_class >= 0 ? map_mac_passes(&a->compute, &l->problem) : 1;
+}
+
+/* One line when some layers' operands are in a format the MACs lack: how
+ * many, and the most MAC operations one of their MACs takes. */
+static void print_emulation(const arch_spec *a, const map_network_result *r)
+{
+    int32_t emulated = 0;
+    int64_t most = 1;
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        int64_t passes = layer_mac_passes(a, &r->layers[i]);
+        emulated += passes > 1;
+        most = passes > most ? passes : most;
+    }
+    static const char *const formats[] = {
+        [ARCH_NUMBER_INT] = "int", [ARCH_NUMBER_FP] = "fp", [ARCH_NUMBER_BF16] = "bf"};
+    if (emulated > 0)
+        printf("%-24s %d layers at up to %lld MAC operations per MAC (%s%d MACs; "
+               "docs/precision.md)\n",
+               "MAC emulation", (int)emulated, (long long)most, formats[a->compute.mac_number],
+               a->compute.mac_bits);
+}
+
 static void print_network_table(const wl_graph *g, const arch_spec *a, const map_network_result *r,
                                 bool no_epilogue, const wl_epilogue_stats *lowered)
 {
@@ -381,6 +408,7 @@ static void print_network_table(const wl_graph *g, const arch_spec *a, const map
     cli_print_weights(a, &r->weights, 24);
     printf("%-24s %d distinct of %d layers, %lld mappings evaluated\n", "problems mapped",
            r->n_distinct_problems, r->n_layers, (long long)r->mappings_evaluated);
+    print_emulation(a, r);
     cli_print_epilogue_summary(no_epilogue, lowered, r->n_epilogue_ops);
     for (int c = 0; c < MAP_N_COMPONENTS; c++)
         printf("%-24s %-15s %.6g pJ\n", c == 0 ? "energy by component" : "",
@@ -454,6 +482,8 @@ static void print_network_json(const wl_graph *g, const arch_spec *a, const map_
             cli_json_mapping(&j, a, NULL, &l->mapping);
             if (l->mapping.group_pack > 1) /* absent: one group at a time */
                 cli_json_int_field(&j, "group_pack", l->mapping.group_pack);
+            if (layer_mac_passes(a, l) > 1) /* absent: native operands */
+                cli_json_int_field(&j, "mac_passes", layer_mac_passes(a, l));
         }
         cli_json_end_object(&j);
     }

@@ -1,6 +1,6 @@
 /*
  * model_args.c -- the options every command that loads a model shares
- * (--batch, --precision, --allow-unknown-ops, --dim; with --arch and --model for
+ * (--batch, --precision, --as-hardware, --allow-unknown-ops, --dim; with --arch and --model for
  * map and fuse), loading the model with them, and its warnings, one per
  * kind.
  */
@@ -23,6 +23,9 @@ int cli_add_model_options(cli_option *options, cli_model_args *m, bool with_batc
                               "storage precision (mixed: int8 weights, bf16 activations);\n"
                               "default: the model's types");
         options[n++].given = &m->precision_set;
+        options[n++] = cli_flag("as-hardware", &m->as_hardware,
+                                "with --precision: store tensors at it, but let the MACs take\n"
+                                "them in their own format, unemulated (as search does)");
     }
     options[n++] = cli_flag("allow-unknown-ops", &m->allow_unknown_ops,
                             "accept op types accelsearch does not model (costed as zero)");
@@ -82,8 +85,12 @@ as_code cli_load_design(const cli_design_args *d, arch_spec *a, wl_graph **g, as
     if (code != AS_OK)
         return code;
     cli_print_warnings(*g);
-    if (cli_precision(&d->load, &precision))
-        wl_set_precision(*g, precision);
+    if (cli_precision(&d->load, &precision)) {
+        if (d->load.as_hardware)
+            wl_set_storage_precision(*g, precision);
+        else
+            wl_set_precision(*g, precision);
+    }
     return AS_OK;
 }
 

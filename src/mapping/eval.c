@@ -344,14 +344,18 @@ static void store_counts(const nest *n, int ds, bool read_write, int n_levels,
 /* Cycles of the compute units: one temporal iteration per cycle for MAC
  * units and vector lanes; for systolic arrays SCALE-Sim's fold model over
  * the GEMM each array runs, its groups packed m->group_pack at a time
- * (array_cycles).  -1 on overflow. */
+ * (array_cycles).  Operands the MACs emulate (map_mac_passes) repeat it
+ * `passes` times: the iterations, or the whole GEMM.  -1 on overflow. */
 static int64_t compute_cycles(const arch_spec *a, const wl_problem *p, const map_mapping *m,
-                              const nest *n)
+                              const nest *n, int64_t passes)
 {
-    if (a->compute.kind != ARCH_COMPUTE_SYSTOLIC)
-        return n->temporal_iterations;
+    int64_t once = n->temporal_iterations, cycles;
     array_gemm g;
-    return array_gemm_of(p, m, m->group_pack, &g) ? array_cycles(&a->compute, &g) : -1;
+    if (a->compute.kind == ARCH_COMPUTE_SYSTOLIC)
+        once = array_gemm_of(p, m, m->group_pack, &g) ? array_cycles(&a->compute, &g) : -1;
+    if (passes == 1 || once < 0)
+        return once;
+    return as_mul_i64(once, passes, &cycles) ? cycles : -1;
 }
 
 /* The group packing is one the compute can run: at most the groups one
@@ -471,7 +475,8 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
     for (int d = 0; d < WL_NDIMS; d++)
         out->macs *= p->bound[d] < 1 ? 1 : p->bound[d];
     out->utilized_macs = n.replication[0] * n.fanout[0];
-    out->compute_cycles = compute_cycles(a, p, m, &n);
+    out->mac_passes = map_mac_passes(&a->compute, p);
+    out->compute_cycles = compute_cycles(a, p, m, &n, out->mac_passes);
     if (sparse)
         out->compute_cycles = sparse_compute_cycles(a, p, out->compute_cycles);
     out->cycles = out->compute_cycles;
@@ -481,7 +486,7 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
             out->cycles = out->level[l].cycles;
     }
 
-    out->mac_energy_pJ = (double)out->macs * a->compute.mac_pJ;
+    out->mac_energy_pJ = (double)out->macs * a->compute.mac_pJ * (double)out->mac_passes;
     if (sparse)
         out->mac_energy_pJ = sparse_mac_energy_pJ(a, p, out->mac_energy_pJ);
     array_energy(a, &flow, out->utilized_macs, out);

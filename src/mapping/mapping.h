@@ -90,10 +90,12 @@ typedef struct map_eval {
     char reason[160]; /* why not valid: names the level, data space, numbers */
     int64_t macs;
     int64_t utilized_macs;  /* MAC units busy */
-    int64_t compute_cycles; /* temporal iterations (plus systolic fill/drain) */
+    int64_t compute_cycles; /* temporal iterations (plus systolic fill/drain), times
+                               mac_passes */
+    int64_t mac_passes;     /* MAC operations per MAC: 1, more when emulated */
     int64_t cycles;         /* compute cycles stretched by the slowest level */
     double utilization;     /* ideal compute cycles / cycles */
-    double mac_energy_pJ;
+    double mac_energy_pJ;   /* macs x mac_passes x the MAC's energy */
     /* Systolic arrays: the energy of the data movement inside them (PE
      * registers, PE-to-PE hops), all arrays.  It is the energy of the
      * network below level 0 (level[0].net[ds].energy_pJ, per data space),
@@ -111,6 +113,14 @@ typedef struct map_eval {
  * (sparse.c, docs/sparse.md); any other is costed dense, densities
  * ignored: dense hardware gets no speedup from unstructured sparsity. */
 void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m, map_eval *out);
+
+/* MAC operations one MAC of p takes on compute c (emulate.c states the
+ * model; docs/precision.md the table): 1 when the operands' (weights',
+ * inputs') number format is as-hardware or one the MACs take exactly;
+ * when they lack it, the significant products of the operands' limbs of
+ * the MACs' significand width, plus one pass aligning products whose
+ * exponent is wider than the MACs'. */
+int64_t map_mac_passes(const arch_compute *c, const wl_problem *p);
 
 /* Words a tile occupies when stored in format f at a level of word_bits
  * words (docs/sparse.md): for a compressed format the expected non-zeros
@@ -460,7 +470,7 @@ typedef struct map_problem_key {
     int64_t bound[WL_NDIMS];
     int64_t stride[2], dilation[2];
     struct {
-        int64_t n_ranks, read_write, bits;
+        int64_t n_ranks, read_write, bits, number;
         double density;
         int64_t term[WL_MAX_DS_RANKS][2][2]; /* (dim, coef); zero when absent */
     } ds[WL_NDATASPACES];

@@ -139,6 +139,7 @@ void map_problem_key_of(const wl_problem *p, map_problem_key *k)
         k->ds[s].n_ranks = ds->n_ranks;
         k->ds[s].read_write = ds->read_write;
         k->ds[s].bits = ds->bits;
+        k->ds[s].number = ds->number;
         k->ds[s].density = ds->density;
         for (int r = 0; r < ds->n_ranks && r < WL_MAX_DS_RANKS; r++)
             for (int t = 0; t < ds->ranks[r].n_terms && t < 2; t++) {

@@ -85,7 +85,7 @@ void se_models_free(se_models *m)
 
 /* Deployment as the search assumes it: batch, BN folded into the convs,
  * elementwise ops in their producers' epilogues (or, without epilogue
- * fusion, only marked fusable), the space's precision. */
+ * fusion, only marked fusable), the space's precision as storage widths. */
 as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out, as_status *st)
 {
     wl_onnx_options onnx = {.allow_unknown_ops = m->workload[i].allow_unknown_ops, .batch = batch};
@@ -99,7 +99,11 @@ as_code se_models_load(const se_models *m, int i, int64_t batch, wl_graph **out,
         wl_graph_free(g);
         return code;
     }
-    wl_set_precision(g, m->precision);
+    /* The space's precision is the width its designs store the tensors at
+     * (the edge template's fp16 stands for Eyeriss's 16-bit integers, as
+     * wl_precision has none): its designs take them as their MACs' own
+     * operands, unemulated (docs/precision.md). */
+    wl_set_storage_precision(g, m->precision);
     if (!m->epilogue_fusion)
         wl_mark_fusable(g);
     *out = g;

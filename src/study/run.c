@@ -104,8 +104,9 @@ static wl_conv_algorithm algorithm_of(const study_algorithm *a, const char *name
  * every model of the study. */
 static as_code lower(wl_graph *g, const study_algorithm *a, study_cell *out, as_status *st)
 {
-    int32_t n_ops = g->n_ops;
-    for (int32_t o = 0; o < n_ops; o++) {
+    /* Each rewrite puts its conv's ops in its place and shifts the ops
+     * after it: walk to the current end (the new ops are no Conv). */
+    for (int32_t o = 0; o < g->n_ops; o++) {
         const wl_op *op = &g->ops[o];
         if (op->kind != WL_OP_CONV || op->dead || op->folded)
             continue;
@@ -134,16 +135,27 @@ static as_code lower(wl_graph *g, const study_algorithm *a, study_cell *out, as_
     return AS_OK;
 }
 
-/* Model figures of the compressed, lowered graph. */
-static as_code model_figures(const wl_graph *g, study_cell *out, as_status *st)
+/* The parameters of the compressed model, before BatchNorm folding and
+ * lowering rewrite its weights (Winograd stores 16/9 or 4 times as many):
+ * the model's own count, as DLAS Tables 2 and 5 give it. */
+static as_code model_params(const wl_graph *g, study_cell *out, as_status *st)
+{
+    wl_stats stats;
+    as_code rc = wl_graph_stats(g, &stats, st);
+    out->params = stats.params;
+    out->nonzero_params = stats.nonzero_params;
+    return rc;
+}
+
+/* What the compressed, lowered graph computes and stores: its MACs (those
+ * with a non-zero weight apart), and its weights' bytes as stored. */
+static as_code lowered_figures(const wl_graph *g, study_cell *out, as_status *st)
 {
     wl_stats stats;
     as_code rc = wl_graph_stats(g, &stats, st);
     if (rc != AS_OK)
         return rc;
     out->macs = stats.macs;
-    out->params = stats.params;
-    out->nonzero_params = stats.nonzero_params;
     out->weight_bytes = stats.weight_bytes;
     double effective = 0;
     for (int32_t o = 0; o < g->n_ops; o++) {
@@ -169,6 +181,8 @@ static as_code prepare_model(const study_spec *s, const int *c, wl_graph **g, st
         rc = wl_set_batch(*g, s->batch, st);
     if (rc == AS_OK)
         rc = compress(*g, s, c, out, st);
+    if (rc == AS_OK && out->valid)
+        rc = model_params(*g, out, st);
     int n_folded = 0;
     if (rc == AS_OK && out->valid)
         rc = wl_fold_batchnorm(*g, &n_folded, st);
@@ -177,7 +191,7 @@ static as_code prepare_model(const study_spec *s, const int *c, wl_graph **g, st
     if (rc == AS_OK && out->valid)
         rc = wl_fuse_epilogues(*g, NULL, st);
     if (rc == AS_OK && out->valid)
-        rc = model_figures(*g, out, st);
+        rc = lowered_figures(*g, out, st);
     if (rc != AS_OK && is_combination_failure(rc)) {
         invalid(out, st->message);
         rc = AS_OK;

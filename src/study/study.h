@@ -181,9 +181,10 @@ typedef struct study_cell {
     as_metrics metrics;
     int64_t macs;           /* MACs of the lowered model (dense count) */
     int64_t effective_macs; /* MACs with a non-zero weight (weight density applied) */
-    int64_t params;         /* parameters after channel pruning */
-    int64_t nonzero_params; /* after weight pruning */
-    int64_t weight_bytes;   /* parameters at their storage precision */
+    int64_t params;         /* the model's parameters after channel pruning (before BN
+                               folding and lowering: the model's own count) */
+    int64_t nonzero_params; /* of which non-zero, after weight pruning */
+    int64_t weight_bytes;   /* weights as stored after lowering, at their precision */
     int64_t dram_bytes;     /* per inference */
     int n_lowered;          /* convs the algorithm lowered (others stay direct) */
     double accuracy;        /* top-1 from the study's data, NaN when not given */

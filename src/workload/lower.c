@@ -41,10 +41,11 @@
  * transform, read once there and added for free, so that direct and
  * lowered differ only by the algorithm.
  *
- * Precision and density.  New tensors take bits and storage_dtype from
- * the tensors they come from (columns and V from X, GEMM results from Y,
- * W' and U from the conv's weight); densities: columns X's, W' the
- * weight's, V and U the transformed density of X's and the weight's.
+ * Precision and density.  New tensors take bits, storage_dtype and
+ * precision_chosen (the MACs' operand format) from the tensors they come
+ * from (columns and V from X, GEMM results from Y, W' and U from the
+ * conv's weight); densities: columns X's, W' the weight's, V and U the
+ * transformed density of X's and the weight's.
  */
 #include "ops_private.h"
 
@@ -61,6 +62,7 @@ static const char *const algorithm_names[] = {
 };
 enum { N_ALGORITHMS = sizeof algorithm_names / sizeof algorithm_names[0] };
 
+/* The algorithm named s (workload.h). */
 bool wl_conv_algorithm_parse(const char *s, wl_conv_algorithm *out)
 {
     for (int a = 0; a < N_ALGORITHMS; a++)
@@ -71,6 +73,7 @@ bool wl_conv_algorithm_parse(const char *s, wl_conv_algorithm *out)
     return false;
 }
 
+/* The name of a, "?" when out of range. */
 const char *wl_conv_algorithm_name(wl_conv_algorithm a)
 {
     return (unsigned)a < N_ALGORITHMS ? algorithm_names[a] : "?";
@@ -95,6 +98,9 @@ static bool refuse(char *why, size_t why_size, const char *fmt, ...)
     return false;
 }
 
+/* Direct and im2col: any live Conv with inferred shapes; Winograd: the
+ * conditions of Lavin's F(m x m, 3 x 3), each refusal naming the one that
+ * fails. */
 bool wl_conv_algorithm_applies(const wl_graph *g, int32_t op, wl_conv_algorithm a, char *why,
                                size_t why_size)
 {
@@ -151,8 +157,8 @@ static const char *unique_name(wl_graph *g, const char *base)
 
 /*
  * A new tensor `<from's name><suffix>` of kind and dims, its element type,
- * bits and storage type from tensor `from`, its density `density`; -1 with
- * st set on failure.
+ * bits, storage type and chosen precision from tensor `from`, its density
+ * `density`; -1 with st set on failure.
  */
 static int32_t add_like(lowering *l, int32_t from, const char *suffix, wl_tensor_kind kind,
                         int rank, const int64_t *dims, double density)
@@ -170,13 +176,15 @@ static int32_t add_like(lowering *l, int32_t from, const char *suffix, wl_tensor
     const wl_tensor *src = &g->tensors[from];
     g->tensors[t].bits = src->bits;
     g->tensors[t].storage_dtype = src->storage_dtype;
+    g->tensors[t].precision_chosen = src->precision_chosen;
     g->tensors[t].density = density;
     g->tensors[t].data_stripped = kind == WL_TENSOR_WEIGHT;
     return t;
 }
 
-/* Add op kind `<conv name><suffix>` (the conv's position in messages);
- * false with st set on failure. */
+/* Add op kind `<conv name><suffix>` (the conv's position in messages;
+ * the op that writes the conv's output takes its folded BatchNorm's
+ * name); false with st set on failure. */
 static bool add_op(lowering *l, wl_op_kind kind, const char *suffix, int n_inputs,
                    const int32_t *inputs, int32_t output, const wl_attrs *attrs)
 {
@@ -190,6 +198,8 @@ static bool add_op(lowering *l, wl_op_kind kind, const char *suffix, int n_input
     if (o < 0)
         return false;
     g->ops[o].source_index = g->ops[l->conv].source_index;
+    if (output == l->y)
+        g->ops[o].folded_bn = g->ops[l->conv].folded_bn;
     return true;
 }
 
@@ -370,6 +380,9 @@ static bool reorder_ops(wl_graph *g, int32_t first, const int32_t *lowered, int 
     return ok;
 }
 
+/* The named conv, or every conv a applies to, rewritten, then the ops
+ * reordered, the graph compacted and inferred again.  On failure (out of
+ * memory) the graph may be left half rewritten. */
 as_code wl_lower_convs(wl_graph *g, const char *op_name, wl_conv_algorithm a, int *n_lowered,
                        as_status *st)
 {

@@ -26,13 +26,42 @@ void wl_problem_add_dims(wl_dataspace *ds, int n, const wl_dim *dims)
         wl_problem_add_rank(ds, dims[i], 1, dims[i], 0);
 }
 
-/* Bind data space id to graph tensor t: name, precision, density. */
+const char *wl_number_name(wl_number n)
+{
+    static const char *const names[] = {
+        [WL_NUMBER_AS_HARDWARE] = "as-hardware",
+        [WL_NUMBER_INT] = "int",
+        [WL_NUMBER_FLOAT] = "float",
+        [WL_NUMBER_BF16] = "bf16",
+    };
+    return (unsigned)n < sizeof names / sizeof names[0] ? names[n] : "?";
+}
+
+/* The number format the MACs must take tensor t's elements in: its
+ * storage type when wl_set_precision chose one, else its own type's
+ * family at its bits (a float at a width with no IEEE format is a
+ * quantised one); AS_HARDWARE when nobody chose its precision. */
+static wl_number tensor_number(const wl_tensor *t)
+{
+    if (!t->precision_chosen)
+        return WL_NUMBER_AS_HARDWARE;
+    wl_dtype type = t->storage_dtype != WL_DTYPE_UNDEFINED ? t->storage_dtype : t->dtype;
+    if (type == WL_DTYPE_BF16 && t->bits == 16)
+        return WL_NUMBER_BF16;
+    bool ieee_width = t->bits == 16 || t->bits == 32 || t->bits == 64;
+    return wl_dtype_is_float(type) && type != WL_DTYPE_BF16 && ieee_width ? WL_NUMBER_FLOAT
+                                                                          : WL_NUMBER_INT;
+}
+
+/* Bind data space id to graph tensor t: name, precision, number format,
+ * density. */
 void wl_problem_bind(const wl_graph *g, wl_problem *p, wl_dataspace_id id, int32_t t)
 {
     wl_dataspace *ds = &p->ds[id];
     ds->name = dataspace_names[id];
     ds->tensor = t;
     ds->bits = g->tensors[t].bits;
+    ds->number = tensor_number(&g->tensors[t]);
     ds->density = g->tensors[t].density;
     ds->read_write = id == WL_DS_OUTPUTS;
 }

@@ -46,8 +46,9 @@ const char *wl_precision_name(wl_precision p)
 }
 
 /* Integer tensors (token ids, shapes, indices) keep their width: the
- * precision of a model is the precision of its float data. */
-void wl_set_precision(wl_graph *g, wl_precision p)
+ * precision of a model is the precision of its float data.  `chosen`
+ * says whether the MACs must take the float tensors in that format. */
+static void set_precision(wl_graph *g, wl_precision p, bool chosen)
 {
     for (int32_t t = 0; t < g->n_tensors; t++) {
         wl_tensor *tensor = &g->tensors[t];
@@ -56,7 +57,18 @@ void wl_set_precision(wl_graph *g, wl_precision p)
         tensor->storage_dtype = tensor->kind == WL_TENSOR_WEIGHT ? precisions[p].weight_dtype
                                                                  : precisions[p].activation_dtype;
         tensor->bits = wl_dtype_bits(tensor->storage_dtype);
+        tensor->precision_chosen = chosen;
     }
+}
+
+void wl_set_precision(wl_graph *g, wl_precision p)
+{
+    set_precision(g, p, true);
+}
+
+void wl_set_storage_precision(wl_graph *g, wl_precision p)
+{
+    set_precision(g, p, false);
 }
 
 as_code wl_set_tensor_bits(wl_graph *g, const char *name, int bits, as_status *st)
@@ -69,6 +81,7 @@ as_code wl_set_tensor_bits(wl_graph *g, const char *name, int bits, as_status *s
                        name, bits);
     g->tensors[t].bits = bits;
     g->tensors[t].storage_dtype = WL_DTYPE_UNDEFINED; /* no type says "any width" */
+    g->tensors[t].precision_chosen = true;
     return AS_OK;
 }
 
@@ -160,6 +173,7 @@ static as_code ensure_bias(wl_graph *g, int32_t c, int64_t channels, as_status *
         return st ? st->code : AS_EINVAL;
     conv = &g->ops[c]; /* the tensor array may have moved, not the op array */
     g->tensors[bias].bits = g->tensors[conv->inputs[1]].bits;
+    g->tensors[bias].precision_chosen = g->tensors[conv->inputs[1]].precision_chosen;
     g->tensors[bias].data_stripped = true;
     inputs[0] = conv->inputs[0];
     inputs[1] = conv->inputs[1];

@@ -83,6 +83,11 @@ typedef struct wl_tensor {
      * model's own type or bits were set one by one.  An ONNX export gives
      * weights written without data this type. */
     wl_dtype storage_dtype;
+    /* A precision was chosen for this tensor (wl_set_precision,
+     * wl_set_tensor_bits): the MACs take its values in the format of that
+     * precision (wl_number), emulating it when they lack it.  False for a
+     * model as loaded: its values are taken as the MACs' own operands. */
+    bool precision_chosen;
     double density;   /* fraction of non-zero elements: 1 dense, < 1 after pruning */
     bool shape_known; /* dims[] valid (false until inferred) */
     int rank;
@@ -539,6 +544,23 @@ typedef struct wl_proj_rank {
     wl_proj_term terms[2];
 } wl_proj_rank;
 #define WL_MAX_DS_RANKS 5
+
+/* Number format of a data space's elements, as the MACs must take them.
+ * AS_HARDWARE (zero, the default) is a model whose precision nobody
+ * chose: its operands are taken in the MACs' own format, as the design's
+ * makers ran it.  The others come from a tensor whose precision was
+ * chosen (wl_tensor.precision_chosen): integers, IEEE 754 binary floats
+ * (fp8 E4M3, fp16, fp32, fp64 by bits) and bfloat16; the MACs emulate a
+ * format they lack (map_mac_passes). */
+typedef enum wl_number {
+    WL_NUMBER_AS_HARDWARE,
+    WL_NUMBER_INT,
+    WL_NUMBER_FLOAT,
+    WL_NUMBER_BF16,
+} wl_number;
+/* "as-hardware", "int", "float", "bf16". */
+const char *wl_number_name(wl_number n);
+
 typedef struct wl_dataspace {
     const char *name; /* "Weights", "Inputs", "Outputs" (static) */
     int n_ranks;
@@ -547,6 +569,8 @@ typedef struct wl_dataspace {
     int bits;        /* element precision */
     double density;  /* non-zero fraction */
     int32_t tensor;  /* the graph tensor behind it */
+    /* Element number format the MACs take (AS_HARDWARE unless chosen). */
+    wl_number number;
 } wl_dataspace;
 
 typedef struct wl_problem {
@@ -694,9 +718,17 @@ const char *wl_precision_name(wl_precision p);
 
 /* Storage precision of every float tensor (integer tensors keep theirs):
  * bits and storage_dtype, weights and activations each at the
- * precision's type (mixed: int8 weights, bfloat16 activations). */
+ * precision's type (mixed: int8 weights, bfloat16 activations); each is
+ * marked precision_chosen, so the MACs take it in that format. */
 void wl_set_precision(wl_graph *g, wl_precision p);
-/* Set the precision of one tensor, by name. */
+/* The storage of wl_set_precision (bits and storage_dtype) without
+ * marking it chosen: the widths in memory change, the MACs still take the
+ * operands as their own (WL_NUMBER_AS_HARDWARE) -- how the search applies
+ * its space's precision, the width its designs store (search/evaluate.c). */
+void wl_set_storage_precision(wl_graph *g, wl_precision p);
+/* Set the precision of one tensor, by name, and mark it chosen: a float
+ * tensor at 16, 32 or 64 bits is an IEEE float of that width, at any
+ * other width a quantised (integer) one; an integer tensor stays one. */
 as_code wl_set_tensor_bits(wl_graph *g, const char *tensor, int bits, as_status *st);
 /* Set the batch dimension (dim 0) of every graph input to batch and
  * re-infer; constant Reshape targets that spell out the old batch follow. */
