@@ -1,7 +1,8 @@
 /*
  * bench_sparse.c -- sparse costing on whole networks (src/mapping/sparse.c,
  * docs/sparse.md): a zoo model weight-pruned to a density
- * (wl_prune_unstructured), at the precision of the architecture's MACs,
+ * (wl_prune_unstructured), at int8 on integer MACs (else the precision of
+ * the architecture's MACs),
  * mapped layer by layer on a preset under each named data format
  * (arch_apply_data_format: dense, bitmask, rle, csr).  Prints per format
  * the latency, energy, DRAM bytes and cycles, or why the design refuses
@@ -23,8 +24,10 @@ static bool run(const char *model, const char *preset, double density, int64_t b
     wl_graph *g = NULL;
     arch_spec a;
     bool built = wl_zoo_build(model, &g, &st) == AS_OK && arch_load(preset, &a, &st) == AS_OK;
-    if (built)
-        wl_set_precision(g, arch_mac_precision(&a));
+    if (built) /* integer MACs run int8 natively (arch_mac_precision would say fp16 for
+                  16-bit integer MACs, which they emulate) */
+        wl_set_precision(g, a.compute.mac_number == ARCH_NUMBER_INT ? WL_PREC_INT8
+                                                                    : arch_mac_precision(&a));
     if (!built || (density < 1 && wl_prune_unstructured(g, NULL, density, &st))) {
         fprintf(stderr, "bench_sparse: %s\n", st.message);
         wl_graph_free(g);

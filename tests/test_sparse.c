@@ -570,7 +570,7 @@ static void network(const char *preset, const char *format, double density, map_
     arch_spec a;
     check(wl_zoo_build("resnet18", &g, &st), &st);
     check(arch_load(preset, &a, &st), &st);
-    wl_set_precision(g, arch_mac_precision(&a));
+    wl_set_precision(g, WL_PREC_INT8); /* Eyeriss's 16-bit integer MACs run it natively */
     if (density < 1)
         check(wl_prune_unstructured(g, NULL, density, &st), &st);
     check(arch_apply_data_format(&a, format, &st), &st);
