@@ -425,6 +425,7 @@ static void same_level(const char *what, int i, const arch_level *w, const arch_
     SAME(w, g, constraints.spatial_order, i), SAME(w, g, constraints.spatial_split_fixed, i);
     SAME(w, g, constraints.spatial_split, i);
     SAME(w, g, constraints.min_spatial_utilization, i), SAME(w, g, constraints.keep, i);
+    SAME(w, g, format, i);
 }
 
 /* Every field of two specs. */
@@ -437,6 +438,8 @@ static void same_spec(const char *what, const arch_spec *w, const arch_spec *g)
     SAME(w, g, compute.cols, -1), SAME(w, g, compute.dataflow, -1);
     SAME(w, g, compute.mac_bits, -1), SAME(w, g, compute.mac_number, -1);
     SAME(w, g, compute.mac_pJ, -1), SAME(w, g, compute.area_um2, -1);
+    SAME(w, g, compute.zero_action, -1), SAME(w, g, compute.zero_operand, -1);
+    SAME(w, g, compute.gated_mac_fraction, -1);
     SAME(w, g, dram.type, -1), SAME(w, g, dram.channels, -1), SAME(w, g, dram.bandwidth_GBps, -1);
     SAME(w, g, dram.energy_pJ_per_bit, -1);
     for (int i = 0; i < w->n_levels; i++)

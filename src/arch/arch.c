@@ -51,8 +51,8 @@ static as_code check_mesh(const char *what, const char *name, int mesh_x, int me
 /* ------------------------------------------------------------ sparse */
 
 /* The storage formats of level i (arch.h, arch_ds_format): known formats,
- * widths in 0..64 where the format has them (0 = the default), none at a
- * dummy, which keeps nothing. */
+ * widths in 0..64 where the format has them (0 = the default), none for a
+ * data space the level cannot hold (a dummy holds nothing). */
 static as_code check_formats(const arch_level *l, as_status *st)
 {
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
@@ -61,9 +61,9 @@ static as_code check_formats(const arch_level *l, as_status *st)
         if (f->format < ARCH_FORMAT_UNCOMPRESSED || f->format > ARCH_FORMAT_COO)
             return as_fail(st, AS_EINVAL, "level '%s': %s format = %d is not a format", l->name, dn,
                            (int)f->format);
-        if (f->format != ARCH_FORMAT_UNCOMPRESSED && l->cls == ARCH_CLASS_DUMMY)
-            return as_fail(st, AS_EINVAL, "level '%s': a dummy keeps nothing to store as %s",
-                           l->name, arch_format_name(f->format));
+        if (f->format != ARCH_FORMAT_UNCOMPRESSED && !arch_level_can_hold(l, (wl_dataspace_id)ds))
+            return as_fail(st, AS_EINVAL, "level '%s': %s format %s, but the level cannot hold %s",
+                           l->name, dn, arch_format_name(f->format), dn);
         bool has_bits = f->format == ARCH_FORMAT_RLE || f->format == ARCH_FORMAT_CSR ||
                         f->format == ARCH_FORMAT_COO;
         if (f->metadata_bits < 0 || f->metadata_bits > 64 || (!has_bits && f->metadata_bits))
@@ -116,8 +116,7 @@ static as_code check_zero_handling(const arch_spec *a, as_status *st)
         if (!c->zero_operand[ds])
             continue;
         int l = 0;
-        while (l < a->n_levels - 1 && (a->level[l].cls == ARCH_CLASS_DUMMY ||
-                                       a->level[l].constraints.keep[ds] == ARCH_KEEP_NEVER))
+        while (l < a->n_levels - 1 && !arch_level_can_hold(&a->level[l], (wl_dataspace_id)ds))
             l++;
         if (a->level[l].format[ds].format == ARCH_FORMAT_UNCOMPRESSED)
             return as_fail(st, AS_EINVAL,
@@ -320,6 +319,15 @@ as_code arch_validate(const arch_spec *a, as_status *st)
         if ((rc = check_level(a, i, st)))
             return rc;
     return check_zero_handling(a, st);
+}
+
+bool arch_level_can_hold(const arch_level *l, wl_dataspace_id ds)
+{
+    bool split = false;
+    for (int i = 0; i < WL_NDATASPACES; i++)
+        split |= l->size_words_by_ds[i] > 0;
+    return l->cls != ARCH_CLASS_DUMMY && l->constraints.keep[ds] != ARCH_KEEP_NEVER &&
+           (!split || l->size_words_by_ds[ds] > 0);
 }
 
 /* Lanes of one compute instance that a mapping can unroll over (see

@@ -225,6 +225,11 @@ typedef struct arch_spec {
  * evenly, non-negative energies and bandwidths.  Names the level and key. */
 as_code arch_validate(const arch_spec *a, as_status *st);
 
+/* Whether level l can hold data space ds at all: it stores data (not a
+ * dummy), its keep constraint does not exclude ds, and a per-data-space
+ * capacity split gives ds room. */
+bool arch_level_can_hold(const arch_level *l, wl_dataspace_id ds);
+
 /* Spatial positions of the compute units on X and Y: the places a
  * mapping can unroll a loop over.  A MAC unit or a systolic array is one
  * position (the fold model works inside an array); a vector unit is one

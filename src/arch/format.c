@@ -63,13 +63,6 @@ const char *const *arch_data_format_names(int *count)
     return DATA_FORMAT_NAMES;
 }
 
-/* Whether level l of a stores data (not a dummy) and may keep weights. */
-static bool may_keep_weights(const arch_spec *a, int l)
-{
-    return a->level[l].cls != ARCH_CLASS_DUMMY &&
-           a->level[l].constraints.keep[WL_DS_WEIGHTS] != ARCH_KEEP_NEVER;
-}
-
 /* Apply f to a copy, refusing what the design cannot do; *a changes only
  * when the result validates. */
 static as_code apply(arch_spec *a, const char *name, const data_format *f, as_status *st)
@@ -89,7 +82,7 @@ static as_code apply(arch_spec *a, const char *name, const data_format *f, as_st
                        "moves its PEs in lockstep and cannot skip a MAC (bitmask gates instead)",
                        a->name, name, b.compute.name);
     for (int l = 0; l < b.n_levels && l < ARCH_MAX_LEVELS; l++)
-        if ((f->dram_only ? l == backing : may_keep_weights(&b, l)))
+        if ((f->dram_only ? l == backing : arch_level_can_hold(&b.level[l], WL_DS_WEIGHTS)))
             b.level[l].format[WL_DS_WEIGHTS] = (arch_ds_format){.format = f->weights};
     b.compute.zero_action = f->macs;
     memset(b.compute.zero_operand, 0, sizeof b.compute.zero_operand);

@@ -244,7 +244,8 @@ void fu_group_free(fu_group *gr)
 
 /* Count weight tensor x, read by op, once per group.  A Gather from a
  * table reads only the rows it gathers (its output), as wl_op_stats
- * counts it. */
+ * counts it.  A dense design's bytes and words are wl_tensor_bytes and
+ * wl_tensor_elements. */
 static void add_weight(fu_group *gr, int32_t op, int32_t x)
 {
     const wl_graph *g = gr->e->g;
@@ -254,7 +255,11 @@ static void add_weight(fu_group *gr, int32_t op, int32_t x)
             return;
     if (wl_op_gathers_rows(&g->ops[op], 0) && g->ops[op].inputs[0] == x)
         w = &g->tensors[g->ops[op].outputs[0]];
-    int64_t bytes = wl_tensor_bytes(w), words = wl_tensor_elements(w);
+    /* As the design stores weights: compressed in DRAM and on chip where
+     * its formats say so (sparse.c), else every element. */
+    const fu_evaluator *e = gr->e;
+    int64_t bytes = map_sparse_weight_dram_bytes(&e->a, w);
+    int64_t words = map_sparse_weight_words(e->onchip >= 0 ? &e->a.level[e->onchip] : NULL, w);
     if (bytes <= 0 || words <= 0)
         return;
     gr->w[gr->n_w++] = x;

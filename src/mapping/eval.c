@@ -491,8 +491,11 @@ void map_evaluate(const arch_spec *a, const wl_problem *p, const map_mapping *m,
         out->mac_energy_pJ = sparse_mac_energy_pJ(a, p, out->mac_energy_pJ);
     array_energy(a, &flow, out->utilized_macs, out);
     out->energy_pJ = out->mac_energy_pJ;
-    for (int l = 0; l < levels; l++) {
+    for (int l = 0; l < levels; l++)
         level_energy(&a->level[l], &out->level[l], out->cycles);
+    if (sparse) /* gated MACs' operand accesses (sparse.c) */
+        sparse_gate_access_energy(a, p, m, out);
+    for (int l = 0; l < levels; l++) {
         out->energy_pJ += out->level[l].energy_pJ;
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
             out->energy_pJ += out->level[l].net[ds].energy_pJ;

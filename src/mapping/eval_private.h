@@ -125,6 +125,19 @@ int64_t map_best_group_pack(const arch_spec *a, const wl_problem *p, const map_m
  * Only for a design where arch_is_sparse holds. */
 bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_mapping *m,
                           const nest *n, map_eval *out);
+/* Words the tile of data space ds over op-space extents ext takes at
+ * level al: its compressed size when al stores ds compressed
+ * (map_sparse_tile_words), else its elements (nest_box_words).  The
+ * capacity check and the map space's pruning both size tiles so. */
+int64_t sparse_tile_words(const arch_level *al, const wl_problem *p, int ds,
+                          const int64_t ext[WL_NDIMS]);
+/* Gating MACs gate their operand reads and partial-sum updates too: at
+ * the level serving the MACs each data space's read and update energy
+ * (not its fills, not its counts or cycles) scales by the effectual
+ * fraction (for a checked operand stored compressed there, by that over
+ * its own density).  Called after the levels' energies are set. */
+void sparse_gate_access_energy(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                               map_eval *out);
 /* Compute cycles after skipping: the dense count times the fraction of
  * MACs issued (all of them unless the MACs skip). */
 int64_t sparse_compute_cycles(const arch_spec *a, const wl_problem *p, int64_t dense_cycles);

@@ -129,6 +129,14 @@ int64_t map_mac_passes(const arch_compute *c, const wl_problem *p);
  * outermost first. */
 int64_t map_sparse_tile_words(const arch_ds_format *f, int word_bits, const int64_t *span,
                               int ranks, double density);
+/* A whole weight tensor (its dims as the ranks, its density) as one tile:
+ * the words it takes at level L (NULL: one per element) by L's weight
+ * format, and the bytes it moves across the DRAM interface when the
+ * backing store of a is a DRAM storing weights compressed (the non-zeros
+ * at the tensor's precision, the metadata bits) -- wl_tensor_bytes
+ * otherwise. */
+int64_t map_sparse_weight_words(const arch_level *L, const wl_tensor *t);
+int64_t map_sparse_weight_dram_bytes(const arch_spec *a, const wl_tensor *t);
 
 /*
  * Systolic arrays: cycles of a layer on one rows x cols array for a

@@ -133,8 +133,8 @@ static bool tiles_fit_from(const ms_space *s, const ms_point *pt, int from)
         if (l < from)
             continue;
         int64_t words[WL_NDATASPACES];
-        for (int ds = 0; ds < WL_NDATASPACES; ds++)
-            words[ds] = ml->keep[ds] ? nest_box_words(&p->ds[ds], ext) : 0;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++) /* compressed where stored so */
+            words[ds] = ml->keep[ds] ? sparse_tile_words(&s->arch.level[l], p, ds, ext) : 0;
         if (!level_fits(&s->arch.level[l], words, ml->keep))
             return false;
     }

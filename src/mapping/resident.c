@@ -78,16 +78,6 @@ static int64_t weight_room_per_instance(const arch_level *L)
     return split ? L->size_words_by_ds[WL_DS_WEIGHTS] : L->size_words;
 }
 
-/* Words of weight tensor t at level L (NULL: one per element): its
- * compressed size when L stores weights compressed (sparse.c). */
-static int64_t tensor_words(const wl_tensor *t, const arch_level *L)
-{
-    if (!L || L->format[WL_DS_WEIGHTS].format == ARCH_FORMAT_UNCOMPRESSED)
-        return wl_tensor_elements(t);
-    return map_sparse_tile_words(&L->format[WL_DS_WEIGHTS], L->word_bits, t->dims, t->rank,
-                                 t->density);
-}
-
 /* Words of every weight tensor the layers of g (and the ops in their
  * epilogues) read, each once, as level L (NULL: none) stores them. */
 static as_code weight_footprint_words(const wl_graph *g, const arch_level *L, int64_t *words,
@@ -107,7 +97,7 @@ static as_code weight_footprint_words(const wl_graph *g, const arch_level *L, in
                 wl_tensor_bytes(&g->tensors[t]) <= 0)
                 continue;
             seen[t] = true;
-            *words += tensor_words(&g->tensors[t], L);
+            *words += map_sparse_weight_words(L, &g->tensors[t]);
         }
     }
     free(seen);

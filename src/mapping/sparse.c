@@ -21,9 +21,13 @@
  *  - Compute.  A MAC is effectual when every operand it checks is
  *    non-zero: with independent uniform densities, probability
  *    prod(d of the checked operands).  Gating charges the ineffectual ones
- *    gated_mac_fraction of a MAC's energy and keeps their cycles; skipping
- *    issues only the effectual ones (energy and cycles).  Load imbalance
- *    between PEs that skip different amounts is not modelled.
+ *    gated_mac_fraction of a MAC's energy and keeps their cycles, and
+ *    charges no energy for their operand reads and partial-sum updates at
+ *    the levels serving the MACs (which keep their slots); skipping
+ *    issues only the effectual ones (energy and cycles), and with them
+ *    only their operand reads and partial-sum updates at the levels that
+ *    serve the MACs.  Load imbalance between PEs that skip different
+ *    amounts is not modelled.
  *
  * Nothing here allocates.
  */
@@ -106,6 +110,46 @@ int64_t map_sparse_tile_words(const arch_ds_format *f, int word_bits, const int6
     return (int64_t)ceil(d * (double)elements + bits / (double)(word_bits > 0 ? word_bits : 1));
 }
 
+int64_t sparse_tile_words(const arch_level *al, const wl_problem *p, int ds,
+                          const int64_t ext[WL_NDIMS])
+{
+    if (al->format[ds].format == ARCH_FORMAT_UNCOMPRESSED)
+        return nest_box_words(&p->ds[ds], ext);
+    int64_t span[WL_MAX_DS_RANKS];
+    int ranks = nest_rank_extents(&p->ds[ds], ext, span);
+    return map_sparse_tile_words(&al->format[ds], al->word_bits, span, ranks, p->ds[ds].density);
+}
+
+int64_t map_sparse_weight_words(const arch_level *L, const wl_tensor *t)
+{
+    if (!L || L->format[WL_DS_WEIGHTS].format == ARCH_FORMAT_UNCOMPRESSED)
+        return wl_tensor_elements(t);
+    return map_sparse_tile_words(&L->format[WL_DS_WEIGHTS], L->word_bits, t->dims, t->rank,
+                                 t->density);
+}
+
+int64_t map_sparse_weight_dram_bytes(const arch_spec *a, const wl_tensor *t)
+{
+    const arch_level *L = &a->level[a->n_levels - 1];
+    const arch_ds_format *f = &L->format[WL_DS_WEIGHTS];
+    if (L->cls != ARCH_CLASS_DRAM || f->format == ARCH_FORMAT_UNCOMPRESSED)
+        return wl_tensor_bytes(t);
+    double d = clamp_density(t->density);
+    double bits =
+        d * (double)wl_tensor_elements(t) * t->bits + metadata_bits(f, t->dims, t->rank, d);
+    return (int64_t)ceil(bits / 8.0);
+}
+
+/* Index of the innermost level m keeps ds at: the level that serves the
+ * MACs' own accesses to ds (bypassed levels pass them outwards). */
+static int innermost_kept(const map_mapping *m, int ds)
+{
+    int l = 0;
+    while (l < m->n_levels - 1 && !m->level[l].keep[ds])
+        l++;
+    return l;
+}
+
 /* A skipping MAC finds its next effectual operand from the metadata: the
  * innermost level the mapping keeps each checked operand at must hold it
  * compressed. */
@@ -117,9 +161,7 @@ static bool check_skipping(const arch_spec *a, const map_mapping *m, map_eval *o
     for (int ds = 0; ds < WL_NDATASPACES; ds++) {
         if (!a->compute.zero_operand[ds])
             continue;
-        int l = 0;
-        while (l < m->n_levels - 1 && !m->level[l].keep[ds])
-            l++;
+        int l = innermost_kept(m, ds);
         if (a->level[l].format[ds].format != ARCH_FORMAT_UNCOMPRESSED)
             continue;
         out->validity = MAP_INVALID_KEEP;
@@ -139,6 +181,56 @@ static int64_t compressed(int64_t dense_words, double d, double metadata_per_wor
     int64_t meta = llround((double)dense_words * metadata_per_word);
     *metadata += meta;
     return llround((double)dense_words * d) + meta;
+}
+
+/* Probability that a MAC is effectual: every operand it checks is
+ * non-zero (independent uniform densities); 1 without zero handling. */
+static double effectual_fraction(const arch_spec *a, const wl_problem *p)
+{
+    double fraction = 1.0;
+    if (a->compute.zero_action == ARCH_ZERO_NONE)
+        return fraction;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++)
+        if (a->compute.zero_operand[ds])
+            fraction *= clamp_density(p->ds[ds].density);
+    return fraction;
+}
+
+/* The fraction of the MACs' accesses to ds at level l (the level serving
+ * them) that go with effectual MACs: the effectual fraction, divided by
+ * ds's own density when ds is a checked operand stored compressed there
+ * (its counts are already the non-zeros). */
+static double effectual_access_fraction(const arch_spec *a, const wl_problem *p, int l, int ds)
+{
+    double effectual = effectual_fraction(a, p), d = clamp_density(p->ds[ds].density);
+    if (a->compute.zero_operand[ds] && a->level[l].format[ds].format != ARCH_FORMAT_UNCOMPRESSED)
+        return d > 0 ? effectual / d : 1.0;
+    return effectual;
+}
+
+/*
+ * Skipping MACs are not issued, so neither are their operand reads nor
+ * their partial-sum update (Sparseloop pairs a compute skip with skipping
+ * at the innermost storage): the reads and updates of every data space
+ * at the level serving the MACs scale by the issued fraction -- divided,
+ * for a checked operand stored compressed there, by its own density,
+ * which its compressed counts already carry.
+ */
+static void skip_innermost_accesses(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                                    map_eval *out)
+{
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        int l = innermost_kept(m, ds);
+        map_ds_stats *s = &out->level[l].ds[ds];
+        double factor = effectual_access_fraction(a, p, l, ds);
+        if (factor >= 1.0)
+            continue;
+        int64_t reads = llround((double)s->reads * factor);
+        int64_t updates = llround((double)s->updates * factor);
+        s->metadata_words = llround((double)s->metadata_words * factor);
+        s->reads = reads;
+        s->updates = updates;
+    }
 }
 
 bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_mapping *m,
@@ -164,23 +256,41 @@ bool sparse_scale_storage(const arch_spec *a, const wl_problem *p, const map_map
             s->reads = compressed(s->reads, d, per_word, &s->metadata_words);
             s->fills = compressed(s->fills, d, per_word, &s->metadata_words);
             s->updates = compressed(s->updates, d, per_word, &s->metadata_words);
-            s->tile_words = map_sparse_tile_words(f, word_bits, span, ranks, d);
+            s->tile_words = sparse_tile_words(al, p, ds, n->tile_extent[l]);
         }
     }
+    if (a->compute.zero_action == ARCH_ZERO_SKIP)
+        skip_innermost_accesses(a, p, m, out);
     return true;
 }
 
-/* Probability that a MAC is effectual: every operand it checks is
- * non-zero (independent uniform densities); 1 without zero handling. */
-static double effectual_fraction(const arch_spec *a, const wl_problem *p)
+/* Vector actions of `words` words at blocks of `block` (eval.c's rule). */
+static double vector_actions(int64_t words, int block)
 {
-    double fraction = 1.0;
-    if (a->compute.zero_action == ARCH_ZERO_NONE)
-        return fraction;
-    for (int ds = 0; ds < WL_NDATASPACES; ds++)
-        if (a->compute.zero_operand[ds])
-            fraction *= clamp_density(p->ds[ds].density);
-    return fraction;
+    return (double)((words + block - 1) / block);
+}
+
+void sparse_gate_access_energy(const arch_spec *a, const wl_problem *p, const map_mapping *m,
+                               map_eval *out)
+{
+    if (a->compute.zero_action != ARCH_ZERO_GATE)
+        return;
+    for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+        int l = innermost_kept(m, ds);
+        const arch_level *al = &a->level[l];
+        map_level_stats *ls = &out->level[l];
+        map_ds_stats *s = &ls->ds[ds];
+        double factor = effectual_access_fraction(a, p, l, ds);
+        int block = al->block_size > 0 ? al->block_size : 1;
+        double served = vector_actions(s->reads, block) * al->energy.read_pJ +
+                        vector_actions(s->updates, block) * al->energy.update_pJ;
+        double filled = vector_actions(s->fills, block) * al->energy.fill_pJ;
+        if (factor >= 1.0 || served + filled <= 0 || !ls->keeps[ds])
+            continue;
+        double gated = s->energy_pJ * (served * factor + filled) / (served + filled);
+        ls->energy_pJ += gated - s->energy_pJ;
+        s->energy_pJ = gated;
+    }
 }
 
 double sparse_issued_fraction(const arch_spec *a, const wl_problem *p)

@@ -32,7 +32,8 @@
  * (systolic arrays, vectors) and so a mapping's group packing, capacities split between data spaces
  * (a split that gives room to one data space only is written as the level's size), a bounded level
  * whose capacity is not a whole number of blocks, an unbounded level other than DRAM, an unnamed
- * dimension with a bound above 1.  Not written (Timeloop has no place for them): per-hop wire
+ * dimension with a bound above 1, sparse formats or MAC zero handling (docs/sparse.md; Sparseloop
+ * takes them in a file of its own).  Not written (Timeloop has no place for them): per-hop wire
  * energies, DRAM channels and bandwidth, the problem kind (a Timeloop problem reads back as a
  * convolution), bottom / right padding (Timeloop ignores padding; Hpad and
  * Wpad carry the top / left amounts), a network without multicast.
@@ -110,6 +111,11 @@ static as_code check_expressible(const map_timeloop_case *c, const char *path, a
         return as_fail(st, AS_EINVAL,
                        "%s: compute '%s' is not independent MACs, which Timeloop cannot describe",
                        path, a->compute.name);
+    if (arch_is_sparse(a)) /* Sparseloop's separate sparse_optimizations are not written */
+        return as_fail(st, AS_EINVAL,
+                       "%s: '%s' stores data compressed or handles zeros on its MACs, which "
+                       "timeloop-model's input cannot describe",
+                       path, a->name);
     if (c->mapping.group_pack > 1) /* a systolic choice: only reachable from a bad mapping */
         return as_fail(st, AS_EINVAL,
                        "%s: groups packed %lld per array, which Timeloop cannot describe", path,
