@@ -32,61 +32,12 @@
 #include "store/store.h"
 
 #include "cli_run.h"
+#include "stored_rows.h"
 #include "text_file.h"
 
 #define SMALL_RUN                                                                                  \
     "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
     "--seed 3 --threads 2"
-
-/* A fresh store path in the test directory (any old store removed). */
-static void db_path(char *buf, size_t size, const char *name)
-{
-    snprintf(buf, size, "%s/%s", AS_TEST_TMP_DIR, name);
-    remove_store(buf);
-}
-
-typedef struct rows {
-    int64_t n;
-    store_row row[256];
-} rows;
-
-static bool take_row(void *user, const store_row *row)
-{
-    rows *r = user;
-    if (r->n < 256) {
-        r->row[r->n] = *row;
-        r->row[r->n].params_json = r->row[r->n].detail_json = NULL;
-        r->n++;
-    }
-    return true;
-}
-
-/* Every row of the first run in the store at path. */
-static void read_rows(const char *path, rows *out)
-{
-    store *s;
-    as_status st;
-    out->n = 0;
-    assert_int_equal(store_open(&s, path, &st), AS_OK);
-    assert_int_equal(store_each_row(s, 1, take_row, out, &st), AS_OK);
-    store_close(s);
-}
-
-/* Rows stored so far (0 while the store does not exist yet). */
-static int64_t stored_rows(const char *path)
-{
-    if (access(path, F_OK) != 0)
-        return 0;
-    rows r;
-    store *s;
-    as_status st;
-    if (store_open(&s, path, &st) != AS_OK)
-        return 0;
-    r.n = 0;
-    store_each_row(s, 1, take_row, &r, &st);
-    store_close(s);
-    return r.n;
-}
 
 /* The JSON from "objectives" on: what must agree between two runs (the
  * run's time and counters come before it). */
@@ -101,36 +52,23 @@ static void test_sigkill_and_resume(void **state)
 {
     (void)state;
     char whole[512], killed[512], args[2048];
-    db_path(whole, sizeof whole, "search_whole.db");
-    db_path(killed, sizeof killed, "search_killed.db");
+    stored_rows_path(whole, sizeof whole, "search_whole.db");
+    stored_rows_path(killed, sizeof killed, "search_killed.db");
     run_result expected;
     snprintf(args, sizeof args, SMALL_RUN " --baseline eyeriss --json --db '%s'", whole);
     run(&expected, args);
     assert_int_equal(expected.status, 0);
 
     /* The same run, killed once a few candidate rounds are stored. */
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(AS_CLI_PATH, AS_CLI_PATH, "search", "--model", "alexnet", "--budget", "8", "--batch",
-              "4", "--sw-budget", "64", "--sh-rounds", "2", "--map-budget", "16", "--seed", "3",
-              "--threads", "2", "--db", killed, (char *)NULL);
-        _exit(127);
-    }
-    int64_t seen = 0;
-    for (int polls = 0; polls < 20000 && seen < 5; polls++) {
-        struct timespec pause = {0, 2000000};
-        nanosleep(&pause, NULL);
-        seen = stored_rows(killed);
-    }
-    kill(child, SIGKILL);
-    int wst;
-    waitpid(child, &wst, 0);
+    char *args_killed[] = {"search", "--model",     "alexnet", "--budget",    "8", "--batch",
+                           "4",      "--sw-budget", "64",      "--sh-rounds", "2", "--map-budget",
+                           "16",     "--seed",      "3",       "--threads",   "2", "--db",
+                           killed,   NULL};
+    pid_t child = stored_rows_spawn("/dev/null", args_killed);
+    int wst = stored_rows_signal_after(child, killed, 5, SIGKILL);
     assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
-    rows before;
-    read_rows(killed, &before);
+    static stored_rows before;
+    stored_rows_read(killed, &before);
     assert_true(before.n >= 5);
 
     snprintf(args, sizeof args, SMALL_RUN " --baseline eyeriss --json --resume --db '%s'", killed);
@@ -146,9 +84,10 @@ static void test_sigkill_and_resume(void **state)
 
     /* Nothing lost, nothing stored twice: the same rows as the whole run,
      * bit for bit, and the rows from before the kill unchanged. */
-    rows a, b;
-    read_rows(whole, &a);
-    read_rows(killed, &b);
+    static stored_rows a, b;
+    stored_rows_read(whole, &a);
+    stored_rows_read(killed, &b);
+    assert_true(a.n > 0);
     assert_int_equal(a.n, b.n);
     for (int64_t i = 0; i < a.n; i++) {
         assert_int_equal(a.row[i].iteration, b.row[i].iteration);
@@ -183,27 +122,14 @@ static void test_interrupt_keeps_results(void **state)
 {
     (void)state;
     char path[512], out_path[600];
-    db_path(path, sizeof path, "search_int.db");
+    stored_rows_path(path, sizeof path, "search_int.db");
     snprintf(out_path, sizeof out_path, "%s/search_int.json", AS_TEST_TMP_DIR);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        freopen(out_path, "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(AS_CLI_PATH, AS_CLI_PATH, "search", "--model", "alexnet", "--budget", "64", "--batch",
-              "4", "--sw-budget", "64", "--sh-rounds", "2", "--map-budget", "16", "--threads", "2",
-              "--json", "--db", path, (char *)NULL);
-        _exit(127);
-    }
-    int64_t seen = 0;
-    for (int polls = 0; polls < 20000 && seen < 6; polls++) {
-        struct timespec pause = {0, 2000000};
-        nanosleep(&pause, NULL);
-        seen = stored_rows(path);
-    }
-    kill(child, SIGINT);
-    int wst;
-    waitpid(child, &wst, 0);
+    char *args_int[] = {"search", "--model",     "alexnet", "--budget",    "64",   "--batch",
+                        "4",      "--sw-budget", "64",      "--sh-rounds", "2",    "--map-budget",
+                        "16",     "--threads",   "2",       "--json",      "--db", path,
+                        NULL};
+    pid_t child = stored_rows_spawn(out_path, args_int);
+    int wst = stored_rows_signal_after(child, path, 6, SIGINT);
     assert_true(WIFEXITED(wst));
     assert_int_equal(WEXITSTATUS(wst), 130);
     FILE *f = fopen(out_path, "r");
@@ -342,7 +268,7 @@ static void test_emit_arch(void **state)
 {
     (void)state;
     char db[512], dir[512], args[2048], file[700], again[700];
-    db_path(db, sizeof db, "search_emit.db");
+    stored_rows_path(db, sizeof db, "search_emit.db");
     snprintf(dir, sizeof dir, "%s/search_emit_designs", AS_TEST_TMP_DIR);
     snprintf(args, sizeof args, "rm -rf '%s'", dir);
     assert_int_equal(system(args), 0);

@@ -23,74 +23,27 @@
 #include "store/store.h"
 
 #include "cli_run.h"
+#include "stored_rows.h"
 
 #define KILL_STUDY AS_TEST_DATA_DIR "/study/kill.yaml"
-
-static void db_path(char *buf, size_t size, const char *name)
-{
-    snprintf(buf, size, "%s/%s", AS_TEST_TMP_DIR, name);
-    remove_store(buf);
-}
-
-typedef struct rows {
-    int64_t n;
-    store_row row[64];
-} rows;
-
-static bool take_row(void *user, const store_row *row)
-{
-    rows *r = user;
-    if (r->n < 64) {
-        r->row[r->n] = *row;
-        r->row[r->n].params_json = r->row[r->n].detail_json = NULL;
-        r->n++;
-    }
-    return true;
-}
-
-/* The rows of run 1 of the store at path (0 rows while it does not exist). */
-static void read_rows(const char *path, rows *out)
-{
-    store *s;
-    as_status st;
-    out->n = 0;
-    if (access(path, F_OK) != 0 || store_open(&s, path, &st) != AS_OK)
-        return;
-    store_each_row(s, 1, take_row, out, &st);
-    store_close(s);
-}
 
 static void test_sigkill_and_resume(void **state)
 {
     (void)state;
     char whole[512], killed[512], args[2048];
-    db_path(whole, sizeof whole, "study_whole.db");
-    db_path(killed, sizeof killed, "study_killed.db");
+    stored_rows_path(whole, sizeof whole, "study_whole.db");
+    stored_rows_path(killed, sizeof killed, "study_killed.db");
     run_result expected;
     snprintf(args, sizeof args, "study '%s' --threads 2 --db '%s' --csv -", KILL_STUDY, whole);
     run(&expected, args);
     assert_int_equal(expected.status, 0);
 
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(AS_CLI_PATH, AS_CLI_PATH, "study", KILL_STUDY, "--threads", "1", "--db", killed,
-              (char *)NULL);
-        _exit(127);
-    }
-    rows before = {0};
-    for (int polls = 0; polls < 20000 && before.n < 4; polls++) {
-        struct timespec pause = {0, 2000000};
-        nanosleep(&pause, NULL);
-        read_rows(killed, &before);
-    }
-    kill(child, SIGKILL);
-    int wst;
-    waitpid(child, &wst, 0);
+    char *args_killed[] = {"study", KILL_STUDY, "--threads", "1", "--db", killed, NULL};
+    pid_t child = stored_rows_spawn("/dev/null", args_killed);
+    int wst = stored_rows_signal_after(child, killed, 4, SIGKILL);
     assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
-    read_rows(killed, &before);
+    static stored_rows before;
+    stored_rows_read(killed, &before);
     assert_true(before.n >= 4 && before.n < 24);
 
     snprintf(args, sizeof args, "study '%s' --threads 2 --resume --db '%s' --csv -", KILL_STUDY,
@@ -100,9 +53,9 @@ static void test_sigkill_and_resume(void **state)
     assert_int_equal(resumed.status, 0);
     assert_string_equal(resumed.out, expected.out);
 
-    rows a = {0}, b = {0};
-    read_rows(whole, &a);
-    read_rows(killed, &b);
+    static stored_rows a, b;
+    stored_rows_read(whole, &a);
+    stored_rows_read(killed, &b);
     assert_int_equal(a.n, 24);
     assert_int_equal(b.n, 24);
     for (int64_t i = 0; i < a.n; i++) {

@@ -140,8 +140,9 @@ static bool is_model_file(const char *source)
     return n > 5 && strcmp(source + n - 5, ".onnx") == 0;
 }
 
-static as_code read_model(const as_yaml_reader *r, const as_yaml_node *item, study_model *m)
+static as_code read_model(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s, int i)
 {
+    study_model *m = &s->model[i];
     const char *scalar, *source = NULL;
     const as_yaml_node *map;
     static const char *const keys[] = {"model", "name", "dataset", NULL};
@@ -200,9 +201,10 @@ static as_code read_per_model(const as_yaml_reader *r, const as_yaml_node *map, 
     return AS_OK;
 }
 
-static as_code read_compression(const as_yaml_reader *r, const as_yaml_node *item,
-                                const study_spec *s, study_compression *c)
+static as_code read_compression(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s,
+                                int i)
 {
+    study_compression *c = &s->compression[i];
     const char *scalar;
     const as_yaml_node *map, *kind_node;
     static const char *const keys[] = {"kind", "name", "density", "keep", "per_model", NULL};
@@ -254,8 +256,10 @@ static as_code read_conv_algorithm(const as_yaml_reader *r, const as_yaml_node *
     return AS_OK;
 }
 
-static as_code read_algorithm(const as_yaml_reader *r, const as_yaml_node *item, study_algorithm *a)
+static as_code read_algorithm(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s,
+                              int i)
 {
+    study_algorithm *a = &s->algorithm[i];
     const char *scalar;
     const as_yaml_node *map, *node = item, *layers = NULL;
     static const char *const keys[] = {"algorithm", "name", "layers", NULL};
@@ -269,14 +273,14 @@ static as_code read_algorithm(const as_yaml_reader *r, const as_yaml_node *item,
     if (rc != AS_OK)
         return rc;
     as_yaml_reader at = as_yaml_enter(r, "layers");
-    for (int i = 0; layers && i < layers->n; i++) {
+    for (int k = 0; layers && k < layers->n; k++) {
         if (a->n_layers == STUDY_MAX_LAYER_CHOICES)
-            return as_yaml_fail(&at, layers->items[i], layers->keys[i],
+            return as_yaml_fail(&at, layers->items[k], layers->keys[k],
                                 "more than %d per-layer choices", STUDY_MAX_LAYER_CHOICES);
-        rc = copy_name(&at, layers->items[i], layers->keys[i], a->layers[a->n_layers].layer,
-                       STUDY_NAME_BYTES, layers->keys[i]);
+        rc = copy_name(&at, layers->items[k], layers->keys[k], a->layers[a->n_layers].layer,
+                       STUDY_NAME_BYTES, layers->keys[k]);
         if (rc == AS_OK)
-            rc = read_conv_algorithm(&at, layers->items[i], layers->keys[i],
+            rc = read_conv_algorithm(&at, layers->items[k], layers->keys[k],
                                      &a->layers[a->n_layers].algorithm);
         if (rc != AS_OK)
             return rc;
@@ -285,8 +289,10 @@ static as_code read_algorithm(const as_yaml_reader *r, const as_yaml_node *item,
     return read_label(r, map, a->name, wl_conv_algorithm_name(a->algorithm));
 }
 
-static as_code read_format(const as_yaml_reader *r, const as_yaml_node *item, study_format *f)
+static as_code read_format(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s,
+                           int index)
 {
+    study_format *f = &s->format[index];
     if (item->kind != AS_YAML_SCALAR)
         return as_yaml_fail(r, item, "", "expected a data format name");
     /* The name is checked against arch_data_format_names when the
@@ -304,8 +310,10 @@ static as_code read_format(const as_yaml_reader *r, const as_yaml_node *item, st
                         list);
 }
 
-static as_code read_software(const as_yaml_reader *r, const as_yaml_node *item, study_software *w)
+static as_code read_software(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s,
+                             int i)
 {
+    study_software *w = &s->software[i];
     const char *scalar;
     const as_yaml_node *map;
     static const char *const keys[] = {"name",   "tuned",         "map_budget",
@@ -375,8 +383,10 @@ static as_code read_point(const as_yaml_reader *r, const as_yaml_node *map, cons
     return rc;
 }
 
-static as_code read_hardware(const as_yaml_reader *r, const as_yaml_node *item, study_hardware *h)
+static as_code read_hardware(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s,
+                             int i)
 {
+    study_hardware *h = &s->hardware[i];
     const char *scalar, *source = NULL;
     const as_yaml_node *map;
     static const char *const keys[] = {"arch", "space", "point", "name", NULL};
@@ -437,45 +447,10 @@ static as_code read_accuracy(const as_yaml_reader *r, const as_yaml_node *item, 
     return AS_OK;
 }
 
-/* The reader of one axis entry: item of the axis' sequence into slot i. */
-typedef as_code (*entry_reader)(const as_yaml_reader *r, const as_yaml_node *item,
-                                const study_spec *s, int i, study_spec *out);
-
-static as_code model_entry(const as_yaml_reader *r, const as_yaml_node *item, const study_spec *s,
-                           int i, study_spec *out)
-{
-    (void)s;
-    return read_model(r, item, &out->model[i]);
-}
-static as_code compression_entry(const as_yaml_reader *r, const as_yaml_node *item,
-                                 const study_spec *s, int i, study_spec *out)
-{
-    return read_compression(r, item, s, &out->compression[i]);
-}
-static as_code algorithm_entry(const as_yaml_reader *r, const as_yaml_node *item,
-                               const study_spec *s, int i, study_spec *out)
-{
-    (void)s;
-    return read_algorithm(r, item, &out->algorithm[i]);
-}
-static as_code format_entry(const as_yaml_reader *r, const as_yaml_node *item, const study_spec *s,
-                            int i, study_spec *out)
-{
-    (void)s;
-    return read_format(r, item, &out->format[i]);
-}
-static as_code software_entry(const as_yaml_reader *r, const as_yaml_node *item,
-                              const study_spec *s, int i, study_spec *out)
-{
-    (void)s;
-    return read_software(r, item, &out->software[i]);
-}
-static as_code hardware_entry(const as_yaml_reader *r, const as_yaml_node *item,
-                              const study_spec *s, int i, study_spec *out)
-{
-    (void)s;
-    return read_hardware(r, item, &out->hardware[i]);
-}
+/* The reader of one axis entry: item of the axis' sequence into slot i
+ * of that axis in s (the entries before it already read). */
+typedef as_code (*entry_reader)(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s,
+                                int i);
 
 /* The label of entry i of axis a (for duplicate checks). */
 static const char *entry_label(const study_spec *s, study_axis a, int i)
@@ -512,14 +487,14 @@ static as_code read_axis(const as_yaml_reader *r, const as_yaml_node *root, stud
     if (!seq) {
         as_yaml_node item = {.kind = AS_YAML_SCALAR, .scalar = default_name};
         s->n[a] = 1;
-        return read(r, &item, s, 0, s);
+        return read(r, &item, s, 0);
     }
     if (seq->n < 1 || seq->n > STUDY_MAX_ITEMS)
         return as_yaml_fail(r, seq, AXIS_KEYS[a], "expected 1 to %d entries, got %d",
                             STUDY_MAX_ITEMS, seq->n);
     for (int i = 0; i < seq->n; i++) {
         as_yaml_reader at = as_yaml_enter_item(r, AXIS_KEYS[a], i);
-        if ((rc = read(&at, seq->items[i], s, i, s)) != AS_OK)
+        if ((rc = read(&at, seq->items[i], s, i)) != AS_OK)
             return rc;
         s->n[a] = i + 1;
         for (int j = 0; j < i; j++)
@@ -536,9 +511,8 @@ static as_code read_spec(const as_yaml_doc *doc, study_spec *s, as_status *st)
     static const char *const keys[] = {"name",         "seed",       "batch",   "models",
                                        "compressions", "algorithms", "formats", "software",
                                        "hardware",     "accuracy",   NULL};
-    static const entry_reader readers[STUDY_NAXES] = {model_entry,     compression_entry,
-                                                      algorithm_entry, format_entry,
-                                                      software_entry,  hardware_entry};
+    static const entry_reader readers[STUDY_NAXES] = {read_model,  read_compression, read_algorithm,
+                                                      read_format, read_software,    read_hardware};
     static const char *const defaults[STUDY_NAXES] = {NULL,    "none",    "direct",
                                                       "dense", "untuned", NULL};
     as_yaml_reader r = as_yaml_reader_of(doc, st);
