@@ -194,6 +194,8 @@ static void test_errors(void **state)
                  "a second model labelled 'resnet18'");
     expect_error("models: [resnet18]\nhardware:\n  - {space: edge, point: {pe_z: 3}}\n",
                  "bad.yaml:3: hardware[0].point.pe_z: not a parameter of space 'edge'");
+    expect_error("models: [resnet18]\nhardware:\n  - {space: edge, point: {pe_x: 33}}\n",
+                 "bad.yaml:3: hardware[0].point.pe_x: '33' is not a value of parameter pe_x");
     expect_error("models: [resnet18]\nhardware: [eyeriss]\naccuracy:\n"
                  "  - {model: vgg16, compression: none, top1: 0.5}\n",
                  "bad.yaml:4: accuracy[0].model: 'vgg16' is not a model of this study");
@@ -290,6 +292,33 @@ static void stop_when_done(void *user, int64_t done, int64_t total)
         *s->flag = 1;
 }
 
+/* Hardware from a design space: the space's baseline, and a point with
+ * parameters set, each a valid cell whose design is the decoded point. */
+static void test_space_points(void **state)
+{
+    (void)state;
+    const char *text = "models: [mobilenet_v1_cifar]\n"
+                       "hardware:\n"
+                       "  - {space: edge, name: base}\n"
+                       "  - {space: edge, point: {pe_x: 16, pe_y: 16}, name: big}\n"
+                       "  - {space: edge, point: {glb_bytes: 64 KiB}, name: small}\n";
+    study_spec *s = malloc(sizeof *s);
+    as_status st;
+    as_status_clear(&st);
+    if (study_parse(text, strlen(text), "points.yaml", s, &st) != AS_OK)
+        fail_msg("%s", st.message);
+    assert_string_equal(s->hardware[1].point, "pe_x=16,pe_y=16");
+    study_cell base, big, small;
+    assert_int_equal(study_cell_run(s, 0, 1, &base, &st), AS_OK);
+    assert_int_equal(study_cell_run(s, 1, 1, &big, &st), AS_OK);
+    assert_int_equal(study_cell_run(s, 2, 1, &small, &st), AS_OK);
+    assert_true(base.valid && big.valid && small.valid);
+    assert_true(big.metrics.area_mm2 > base.metrics.area_mm2);   /* 256 PEs, not 168 */
+    assert_true(small.metrics.area_mm2 < base.metrics.area_mm2); /* 64 KiB, not 108 */
+    check_canonical(s);
+    free(s);
+}
+
 /* A study run: every cell stored; read back equal; a resumed run of a
  * partly stored study ends with the same cells. */
 static void test_run_store_resume(void **state)
@@ -366,10 +395,15 @@ static void test_run_store_resume(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_load),         cmocka_unit_test(test_canonical),
-        cmocka_unit_test(test_default),      cmocka_unit_test(test_coords),
-        cmocka_unit_test(test_errors),       cmocka_unit_test(test_cell_is_network_costing),
-        cmocka_unit_test(test_cell_figures), cmocka_unit_test(test_run_store_resume),
+        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_coords),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cell_is_network_costing),
+        cmocka_unit_test(test_cell_figures),
+        cmocka_unit_test(test_space_points),
+        cmocka_unit_test(test_run_store_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,6 +118,10 @@ as_code se_space_finish(se_space *s, as_status *st);
 int64_t se_param_value(const se_param *p, int64_t index);
 /* The index of the nearest value to v (ties to the lower index). */
 int64_t se_param_index(const se_param *p, int64_t value);
+/* The index of parameter i of s at the value text names -- an integer, a
+ * byte count with its unit ("16 KiB", as space files write them), or an
+ * ENUM's choice -- or -1 when the parameter does not take that value. */
+int64_t se_param_index_parse(const se_space *s, int i, const char *text);
 /* Index of the parameter called name, or -1. */
 int se_space_find(const se_space *s, const char *name);
 

@@ -62,6 +62,22 @@ static bool parse_bytes(const char *text, int64_t *out)
     return false;
 }
 
+int64_t se_param_index_parse(const se_space *s, int i, const char *text)
+{
+    const se_param *p = &s->param[i];
+    int64_t value;
+    if (p->kind == SE_PARAM_ENUM) {
+        for (int k = 0; k < p->n_choices; k++)
+            if (strcmp(p->choice[k], text) == 0)
+                return k;
+        return -1;
+    }
+    if (!parse_bytes(text, &value))
+        return -1;
+    int64_t index = se_param_index(p, value);
+    return se_param_value(p, index) == value ? index : -1;
+}
+
 /* The integer node (the value of key under r) into *out: a byte count
  * with an optional unit when bytes, else a YAML integer. */
 static as_code read_amount(const as_yaml_reader *r, const as_yaml_node *node, const char *key,

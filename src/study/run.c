@@ -212,25 +212,13 @@ static as_code set_param(const se_space *sp, se_point *p, const char *assignment
     char name[SE_NAME_BYTES];
     snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
     int i = se_space_find(sp, name);
-    const se_param *param = &sp->param[i];
-    const char *value = eq + 1;
-    if (param->kind == SE_PARAM_ENUM) {
-        for (int k = 0; k < param->n_choices; k++)
-            if (strcmp(param->choice[k], value) == 0) {
-                p->index[i] = k;
-                return AS_OK;
-            }
-    } else {
-        char *end;
-        long long v = strtoll(value, &end, 10);
-        int64_t index = se_param_index(param, v);
-        if (*value && !*end && se_param_value(param, index) == v) {
-            p->index[i] = index;
-            return AS_OK;
-        }
+    int64_t index = se_param_index_parse(sp, i, eq + 1);
+    if (index >= 0) {
+        p->index[i] = index;
+        return AS_OK;
     }
     return as_fail(st, AS_EINVAL, "space '%s': %s = %s is not one of the parameter's values",
-                   sp->name, name, value);
+                   sp->name, name, eq + 1);
 }
 
 /* The architecture of a design-space point: the space's baseline with

@@ -367,10 +367,13 @@ static as_code read_point(const as_yaml_reader *r, const as_yaml_node *map, cons
     size_t used = 0;
     for (int i = 0; i < point->n && rc == AS_OK; i++) {
         const as_yaml_node *v = point->items[i];
-        if (se_space_find(sp, point->keys[i]) < 0)
+        int param = se_space_find(sp, point->keys[i]);
+        if (param < 0)
             rc = as_yaml_fail(&at, v, point->keys[i], "not a parameter of space '%s'", space);
-        else if (v->kind != AS_YAML_SCALAR)
-            rc = as_yaml_fail(&at, v, point->keys[i], "expected a value");
+        else if (v->kind != AS_YAML_SCALAR || se_param_index_parse(sp, param, v->scalar) < 0)
+            rc = as_yaml_fail(&at, v, point->keys[i], "'%s' is not a value of parameter %s of '%s'",
+                              v->kind == AS_YAML_SCALAR ? v->scalar : "(not a scalar)",
+                              point->keys[i], space);
         else {
             int n = snprintf(h->point + used, sizeof h->point - used, "%s%s=%s", i ? "," : "",
                              point->keys[i], v->scalar);
