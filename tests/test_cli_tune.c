@@ -28,6 +28,7 @@
 #include "tune/tune.h"
 
 #include "cli_run.h"
+#include "stored_rows.h"
 #include "truth.h"
 
 #define SMALL "tune --arch vta --model resnet18 --trials 40 --seed 5"
@@ -346,15 +347,9 @@ static void test_interrupt(void **state)
     char path[512], out_path[600];
     db_path(path, sizeof path, "tune_int.db");
     snprintf(out_path, sizeof out_path, "%s/tune_int.json", AS_TEST_TMP_DIR);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        freopen(out_path, "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(AS_CLI_PATH, AS_CLI_PATH, "tune", "--model", "vgg19", "--engine", "autotvm",
-              "--trials", "1000000", "--threads", "2", "--json", "--db", path, (char *)NULL);
-        _exit(127);
-    }
+    char *args[] = {"tune",      "--model", "vgg19",  "--engine", "autotvm", "--trials", "1000000",
+                    "--threads", "2",       "--json", "--db",     path,      NULL};
+    pid_t child = stored_rows_spawn(out_path, args);
     /* Once the run is in the store, the handler is in place. */
     bool begun = false;
     for (int polls = 0; polls < 5000 && !begun; polls++) {
