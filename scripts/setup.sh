@@ -12,7 +12,7 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 
 AS_PACKAGES=(build-essential cmake pkg-config protobuf-c-compiler libprotobuf-c-dev
              libonnx-dev libyaml-dev coinor-libcbc-dev libgsl-dev libsqlite3-dev
-             libjansson-dev libcmocka-dev libxgboost-dev clang-format)
+             libjansson-dev libcmocka-dev libxgboost-dev clang-format chromium)
 
 as_install_packages() {
     local missing=()

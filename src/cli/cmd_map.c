@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "../diff/diff.h"
+#include "../report/report.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ typedef struct map_cli_options {
     cli_design_args design; /* --arch, --model and the model's options */
     const char *layer;
     const char *emit_dir;
+    const char *report_path; /* --report: the HTML report */
     bool json;
     bool algorithm_set, objective_set, threads_set, seed_set;
     int algorithm; /* index into algorithm_names */
@@ -74,6 +76,9 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
     options[n++] = cli_epilogue_option(&o->design.no_epilogue_fusion);
     options[n++] = cli_string("emit-timeloop", "DIR", &o->emit_dir,
                               "write each chosen mapping as a timeloop-model input");
+    options[n++] = cli_string("report", "FILE.html", &o->report_path,
+                              "with --model: also write a self-contained HTML report (per-layer\n"
+                              "time and energy, utilisation, roofline, mappings)");
     options[n++] = cli_json_option(&o->json);
     return (cli_command){
         .name = "map",
@@ -106,6 +111,8 @@ static int parse_map_options(cli_command *cmd, int argc, char **argv, map_cli_op
                                cmd->positional[0]);
     if (o->time_s > 0 && (!o->algorithm_set || o->algorithm != ALGO_FADIFF))
         return cli_usage_error(cmd, "--time bounds --algo fadiff; the mapper takes --map-budget");
+    if (!network && o->report_path)
+        return cli_usage_error(cmd, "--report draws a model's layers: give --arch and --model");
     if (!network && o->weights_set)
         return cli_usage_error(cmd, "--weights is about a model's layers: give --arch and --model");
     if (o->emit_dir && cli_weights_mode(o->weights, o->weights_set) == MAP_WEIGHTS_RESIDENT)
@@ -128,6 +135,24 @@ static void apply_search_options(const map_cli_options *o, map_search_options *s
         s->search_size = o->budget;
     if (o->no_padding)
         s->allow_padding = false;
+}
+
+/* The HTML report of a layer-by-layer costing at path (report.h). */
+static as_code write_network_report(const char *path, const wl_graph *g, const arch_spec *a,
+                                    const map_network_result *r, as_status *st)
+{
+    json_t *data = rp_network_data(g, a, r, cli_fused_layer_name, st);
+    if (!data)
+        return st->code;
+    FILE *f = fopen(path, "w");
+    char title[256];
+    snprintf(title, sizeof title, "accelsearch map: %s on %s", g->name, a->name);
+    as_code code = f ? rp_write_html(f, title, data, st)
+                     : as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
+    if (f && fclose(f) != 0 && code == AS_OK)
+        code = as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
+    json_decref(data);
+    return code;
 }
 
 static volatile int interrupted;
@@ -553,6 +578,10 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
                 "for layers that agree exactly)\n",
                 (int)r.n_epilogue_ops);
     if (o->emit_dir && emit_network(o->emit_dir, g, a, &r, &st) != AS_OK) {
+        rc = cli_fail(cmd, &st);
+        goto done;
+    }
+    if (o->report_path && write_network_report(o->report_path, g, a, &r, &st) != AS_OK) {
         rc = cli_fail(cmd, &st);
         goto done;
     }
