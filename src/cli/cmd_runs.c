@@ -15,11 +15,10 @@
 
 #include "search/search.h"
 #include "store/store.h"
+#include "study/study.h"
 
-/* The first line of a tune run's configuration (cmd_tune.c), and the
- * start of a study's (src/study/run.c). */
+/* The first line of a tune run's configuration (cmd_tune.c). */
 #define TUNE_CONFIG_PREFIX "accelsearch tune "
-#define STUDY_CONFIG_PREFIX "study:"
 
 typedef enum runs_action { RUNS_LIST, RUNS_SHOW, RUNS_EXPORT } runs_action;
 static const char *const format_names[] = {"json", "csv", NULL};
@@ -136,11 +135,6 @@ static bool is_tune_config(const char *config)
     return config && strncmp(config, TUNE_CONFIG_PREFIX, strlen(TUNE_CONFIG_PREFIX)) == 0;
 }
 
-static bool is_study_config(const char *config)
-{
-    return config && strncmp(config, STUDY_CONFIG_PREFIX, strlen(STUDY_CONFIG_PREFIX)) == 0;
-}
-
 /* What made a run: "search", "tune" or "study". */
 static const char *run_kind(store *s, int64_t run_id)
 {
@@ -148,7 +142,7 @@ static const char *run_kind(store *s, int64_t run_id)
     as_status ignored;
     const char *kind = "search";
     if (store_run_config(s, run_id, &config, &ignored) == AS_OK)
-        kind = is_tune_config(config) ? "tune" : is_study_config(config) ? "study" : "search";
+        kind = is_tune_config(config) ? "tune" : study_is_config(config) ? "study" : "search";
     free(config);
     return kind;
 }
@@ -573,9 +567,9 @@ static as_code show_run(store *s, const char *db, const store_run *run, bool jso
     as_code code = store_run_config(s, run->id, &config, st);
     if (code == AS_OK && is_tune_config(config))
         code = show_tune_run(s, run, config, json, st);
-    else if (code == AS_OK && is_study_config(config))
+    else if (code == AS_OK && study_is_config(config))
         code = cli_study_print_run(s, run->id, json, NULL, st);
-    bool shown = code != AS_OK || is_tune_config(config) || is_study_config(config);
+    bool shown = code != AS_OK || is_tune_config(config) || study_is_config(config);
     free(config);
     if (shown)
         return code;

@@ -195,16 +195,20 @@ static int run_study(int argc, char **argv)
 
 /* ------------------------------------------------------------ show */
 
-/* The newest study run of the store, or 0. */
+/* The newest study run of the store (its configuration says so), or 0. */
 static as_code newest_study(store *db, int64_t *run_id, as_status *st)
 {
     store_run *runs = NULL;
     int64_t n = 0;
     *run_id = 0;
     as_code code = store_run_list(db, &runs, &n, st);
-    for (int64_t i = n - 1; code == AS_OK && i >= 0 && !*run_id; i--)
-        if (strncmp(runs[i].summary, "study ", 6) == 0)
+    for (int64_t i = n - 1; code == AS_OK && i >= 0 && !*run_id; i--) {
+        char *config = NULL;
+        code = store_run_config(db, runs[i].id, &config, st);
+        if (code == AS_OK && study_is_config(config))
             *run_id = runs[i].id;
+        free(config);
+    }
     free(runs);
     return code;
 }

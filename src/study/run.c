@@ -504,11 +504,12 @@ as_code study_read(store *db, int64_t run_id, study_result *out, as_status *st)
     as_code rc = store_run_get(db, run_id, &run, st);
     if (rc == AS_OK)
         rc = store_run_config(db, run_id, &config, st);
-    if (rc == AS_OK && strncmp(config, "study:", 6) != 0)
+    if (rc == AS_OK && !study_is_config(config))
         rc = as_fail(st, AS_EINVAL, "run %lld is not a study (it is '%s')", (long long)run_id,
                      run.summary);
     if (rc == AS_OK)
-        rc = study_parse(config + 6, strlen(config + 6), "the stored study", s, st);
+        rc = study_parse(config + strlen(STUDY_CONFIG_PREFIX),
+                         strlen(config + strlen(STUDY_CONFIG_PREFIX)), "the stored study", s, st);
     if (rc == AS_OK)
         rc = result_init(s, out, st);
     if (rc == AS_OK) {
@@ -539,14 +540,19 @@ void study_options_default(study_options *o)
 
 /* ---------------------------------------------------------- the grid */
 
-/* The store's configuration of a study: "study:" and its canonical text
- * (the prefix tells a study's run from a search's). */
+bool study_is_config(const char *config)
+{
+    return config && strncmp(config, STUDY_CONFIG_PREFIX, strlen(STUDY_CONFIG_PREFIX)) == 0;
+}
+
+/* The store's configuration of a study: STUDY_CONFIG_PREFIX and its
+ * canonical text. */
 static char *store_config(const study_spec *s)
 {
     char *text = study_canonical(s);
-    char *config = text ? malloc(strlen(text) + 7) : NULL;
+    char *config = text ? malloc(strlen(STUDY_CONFIG_PREFIX) + strlen(text) + 1) : NULL;
     if (config)
-        sprintf(config, "study:%s", text);
+        sprintf(config, STUDY_CONFIG_PREFIX "%s", text);
     free(text);
     return config;
 }

@@ -221,6 +221,11 @@ as_code study_cell_run(const study_spec *s, int64_t index, int threads, study_ce
 /* Run every cell of s (those already in the store when resuming are read
  * back, not run again), each stored as it completes. */
 as_code study_run(const study_spec *s, const study_options *o, study_result *out, as_status *st);
+/* A study's configuration in the run store is this prefix and the
+ * study's canonical text: what tells a study's run from a search's. */
+#define STUDY_CONFIG_PREFIX "study:"
+/* Whether a run's stored configuration is a study's. */
+bool study_is_config(const char *config);
 /* Read a stored study run back: its spec and every stored cell (cells not
  * stored are invalid with reason "not run"). */
 as_code study_read(store *db, int64_t run_id, study_result *out, as_status *st);
