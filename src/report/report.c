@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-/* src/report/report.js, compiled in by CMakeLists.txt. */
+/* The files of src/report/js concatenated, compiled in by CMakeLists.txt. */
 extern const char rp_renderer_text[];
 
 /* ------------------------------------------------------------ the page */

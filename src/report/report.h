@@ -1,7 +1,7 @@
 /*
  * report.h -- self-contained HTML reports: one file that opens offline in
  * any browser, with the run's data embedded as JSON and drawn by a small
- * renderer of inline SVG and vanilla JavaScript (src/report/report.js,
+ * renderer of inline SVG and vanilla JavaScript (the files of src/report/js,
  * compiled in).  No network fetch, no library: docs/report.md says why.
  *
  * The C side only gathers plain data (rp_*_data: a JSON object per kind

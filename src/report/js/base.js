@@ -1,0 +1,178 @@
+// base.js -- the renderer's common part: the page's error handling,
+// number formatting, SVG and HTML element makers, scales and chart frames.
+// The renderer is this file followed by one file per kind of report
+// (network.js, ...) and main.js, concatenated in that order into one
+// script element (CMakeLists.txt); each kind file registers its drawing
+// function in RENDERERS under the data's "kind" and may add CSS to STYLE.
+//
+// Every mark carries a <title> (the browser shows it on hover) with its
+// values; charts have axes with units and a log scale where values span
+// more than two decades.  When drawing ends <body data-render> is "ok"
+// ("failed" after any error); errors are counted in data-errors and listed
+// on the page (tests/test_report.c checks both).
+"use strict";
+const RENDERERS = {};
+const STYLE = [];
+const SVG = "http://www.w3.org/2000/svg";
+const COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948"];
+const body = document.body;
+
+function fail(message) {
+  body.dataset.errors = String(Number(body.dataset.errors || 0) + 1);
+  let pre = document.getElementById("report-errors");
+  if (!pre) {
+    pre = document.createElement("pre");
+    pre.id = "report-errors";
+    document.getElementById("report").prepend(pre);
+  }
+  pre.textContent += "error: " + message + "\n";
+}
+window.addEventListener("error", (e) => fail(e.message));
+
+// Engineering notation with a unit: 1.23 ms, 4.5 GB/s.
+function si(v, unit) {
+  if (!isFinite(v)) return "-";
+  if (unit === "%") return (Math.abs(v) >= 10 || v === 0 ? v.toFixed(0) : v.toFixed(1)) + " %";
+  if (v === 0) return "0 " + unit;
+  const prefixes = ["a", "f", "p", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"];
+  let k = Math.floor(Math.log10(Math.abs(v)) / 3);
+  k = Math.max(-6, Math.min(6, k));
+  const x = v / Math.pow(1000, k);
+  return (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2)) +
+    " " + prefixes[k + 6] + unit;
+}
+
+function el(name, attrs, parent, text) {
+  const e = document.createElementNS(SVG, name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined) e.textContent = text;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+function html(name, attrs, parent, text) {
+  const e = document.createElement(name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined) e.textContent = text;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+// A scale over [lo, hi] onto [a, b], logarithmic when asked.
+function scale(lo, hi, a, b, log) {
+  if (log) {
+    const l0 = Math.log10(lo), l1 = Math.log10(hi);
+    const f = (v) => a + (Math.log10(Math.max(v, lo)) - l0) / (l1 - l0 || 1) * (b - a);
+    f.log = true; f.lo = lo; f.hi = hi;
+    return f;
+  }
+  const f = (v) => a + (v - lo) / (hi - lo || 1) * (b - a);
+  f.log = false; f.lo = lo; f.hi = hi;
+  return f;
+}
+function ticks(s) {
+  const out = [];
+  if (s.log) {
+    for (let e = Math.floor(Math.log10(s.lo)); e <= Math.ceil(Math.log10(s.hi)); e++) {
+      const v = Math.pow(10, e);
+      if (v >= s.lo * 0.999 && v <= s.hi * 1.001) out.push(v);
+    }
+    return out;
+  }
+  for (let i = 0; i <= 4; i++) out.push(s.lo + (s.hi - s.lo) * i / 4);
+  return out;
+}
+function spansDecades(values) {
+  const pos = values.filter((v) => v > 0);
+  return pos.length > 1 && Math.max(...pos) / Math.min(...pos) > 100;
+}
+
+// A chart frame: title, axes with ticks and labels; returns the plot area.
+function frame(parent, id, title, width, height, x, y, xLabel, yLabel, unit) {
+  const box = html("figure", { class: "chart", id: "chart-" + id }, parent);
+  html("figcaption", {}, box, title);
+  const svg = el("svg", { width: width, height: height, viewBox: `0 0 ${width} ${height}` }, box);
+  const g = el("g", { class: "axes" }, svg);
+  el("line", { x1: x(x.lo), x2: x(x.hi), y1: y(y.lo), y2: y(y.lo), stroke: "#333" }, g);
+  el("line", { x1: x(x.lo), x2: x(x.lo), y1: y(y.lo), y2: y(y.hi), stroke: "#333" }, g);
+  for (const v of ticks(y)) {
+    el("line", { x1: x(x.lo) - 4, x2: x(x.hi), y1: y(v), y2: y(v), stroke: "#ddd" }, g);
+    el("text", { x: x(x.lo) - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 11 }, g,
+      si(v, unit.y));
+  }
+  if (x.ticks !== false)
+    for (const v of ticks(x))
+      el("text", { x: x(v), y: y(y.lo) + 16, "text-anchor": "middle", "font-size": 11 }, g,
+        si(v, unit.x));
+  el("text", { x: (x(x.lo) + x(x.hi)) / 2, y: height - 4, "text-anchor": "middle",
+    "font-size": 12 }, g, xLabel);
+  el("text", { x: 12, y: (y(y.lo) + y(y.hi)) / 2, "text-anchor": "middle", "font-size": 12,
+    transform: `rotate(-90 12 ${(y(y.lo) + y(y.hi)) / 2})` }, g, yLabel);
+  return el("g", { class: "marks" }, svg);
+}
+
+function legend(parent, names) {
+  const box = html("div", { class: "legend" }, parent);
+  names.forEach((n, i) => {
+    const item = html("span", { class: "legend-item" }, box);
+    html("span", { class: "swatch", style: `background:${COLORS[i % COLORS.length]}` }, item);
+    item.appendChild(document.createTextNode(n));
+  });
+}
+
+
+// Bars per layer, stacked when each value is an array (one per series).
+function layerBars(parent, id, title, layers, values, unit, yLabel, series) {
+  const width = Math.max(640, 60 + layers.length * 8), height = 260;
+  const totals = values.map((v) => (Array.isArray(v) ? v.reduce((a, b) => a + b, 0) : v));
+  const log = spansDecades(totals) && !series;
+  const pos = totals.filter((v) => v > 0);
+  const y = scale(log ? Math.min(...pos) / 2 : 0, Math.max(...totals, 1e-30) * 1.05,
+    height - 36, 12, log);
+  const x = scale(0, layers.length, 70, width - 10, false);
+  x.ticks = false;
+  const marks = frame(parent, id, title, width, height, x, y, "layers, in order", yLabel,
+    { x: "", y: unit });
+  const w = Math.max(1, x(1) - x(0) - 1);
+  layers.forEach((l, i) => {
+    const parts = Array.isArray(values[i]) ? values[i] : [values[i]];
+    let base = 0;
+    parts.forEach((v, k) => {
+      if (!(v > 0)) return;
+      const y0 = y(log ? Math.max(base, y.lo) : base), y1 = y(base + v);
+      const r = el("rect", { class: "bar layer-" + i, x: x(i), y: Math.min(y0, y1), width: w,
+        height: Math.max(0.5, Math.abs(y0 - y1)), fill: COLORS[series ? k : 0] }, marks);
+      el("title", {}, r, `${l.name} (${l.kind})` + (series ? ` -- ${series[k]}` : "") +
+        `: ${si(v, unit)}` + (series ? ` of ${si(totals[i], unit)}` : ""));
+      base += v;
+    });
+  });
+  if (series) legend(parent, series);
+}
+
+// Operational intensity against achieved throughput, under the roofs:
+// one point per item of d.layers (layers, or fusion groups) with MACs and
+// DRAM bytes; id names the chart.
+function roofline(parent, id, d) {
+  const pts = d.layers.filter((l) => l.macs > 0 && l.dram_bytes > 0 && l.latency_s > 0)
+    .map((l) => ({ l, x: 2 * l.macs / l.dram_bytes, y: 2 * l.macs / l.latency_s }));
+  if (!pts.length) return;
+  const peak = d.roofs.peak_ops_per_s, bw = d.roofs.dram_bytes_per_s;
+  const xs = pts.map((p) => p.x).concat([peak / bw]);
+  const x = scale(Math.min(...xs) / 2, Math.max(...xs) * 2, 70, 620, true);
+  const y = scale(Math.min(...pts.map((p) => p.y)) / 2, peak * 2, 300 - 36, 12, true);
+  const marks = frame(parent, id,
+    "Roofline: achieved throughput against operational intensity",
+    640, 300, x, y, "operational intensity (ops per DRAM byte)", "throughput",
+    { x: "op/B", y: "op/s" });
+  const ridge = peak / bw;
+  const roof = el("polyline", { class: "roof", fill: "none", stroke: "#222", "stroke-width": 2,
+    points: `${x(x.lo)},${y(bw * x.lo)} ${x(ridge)},${y(peak)} ${x(x.hi)},${y(peak)}` }, marks);
+  el("title", {}, roof, `roofs: compute ${si(peak, "op/s")}, DRAM ${si(bw, "B/s")}`);
+  for (const p of pts) {
+    const c = el("circle", { class: "point", cx: x(p.x), cy: y(p.y), r: 4,
+      fill: COLORS[0], "fill-opacity": 0.7 }, marks);
+    el("title", {}, c, `${p.l.name}: ${si(p.x, "op/B")}, ${si(p.y, "op/s")} ` +
+      `(${(100 * p.y / Math.min(peak, bw * p.x)).toFixed(1)} % of its roof)`);
+  }
+}
+
