@@ -22,52 +22,7 @@
 
 #include "cli_run.h"
 
-#define CHROMIUM "chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars"
-
-/* The whole of a file, malloc'd. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = 0;
-    fclose(f);
-    return text;
-}
-
-/* The DOM chromium renders from the page at path, malloc'd. */
-static char *render(const char *path)
-{
-    char cmd[2048], dom[600];
-    snprintf(dom, sizeof dom, "%s.dom", path);
-    snprintf(cmd, sizeof cmd, CHROMIUM " --dump-dom 'file://%s' >'%s' 2>/dev/null", path, dom);
-    if (system(cmd) != 0)
-        fail_msg("chromium could not render %s (is Debian's chromium installed? "
-                 "scripts/setup.sh installs it)",
-                 path);
-    return slurp(dom);
-}
-
-/* Occurrences of needle in the element of the DOM whose id is id (up to
- * its closing </figure> or </table>). */
-static int count_in(const char *dom, const char *id, const char *end, const char *needle)
-{
-    char attr[64];
-    snprintf(attr, sizeof attr, "id=\"%s\"", id);
-    const char *from = strstr(dom, attr);
-    if (!from)
-        return -1;
-    const char *to = strstr(from, end);
-    int n = 0;
-    for (const char *p = strstr(from, needle); p && (!to || p < to); p = strstr(p + 1, needle))
-        n++;
-    return n;
-}
+#include "browser.h"
 
 static void test_map_report(void **state)
 {
@@ -115,16 +70,7 @@ static void test_map_report(void **state)
     assert_int_equal(count_in(dom, "report", "</table>", "class=\"layer-row\""), n_layers);
     free(dom);
 
-    char png[600], cmd[1400];
-    snprintf(png, sizeof png, "%s/report_map.png", AS_TEST_TMP_DIR);
-    remove(png);
-    snprintf(cmd, sizeof cmd,
-             CHROMIUM " --window-size=1100,1700 --screenshot='%s' 'file://%s' >/dev/null 2>&1", png,
-             path);
-    assert_int_equal(system(cmd), 0);
-    struct stat s;
-    assert_int_equal(stat(png, &s), 0);
-    assert_true(s.st_size > 10000);
+    screenshot(path, "report_map.png", 1100, 1700);
 }
 
 /* The check can fail: a page whose data the renderer does not know shows
