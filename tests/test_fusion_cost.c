@@ -164,6 +164,21 @@ typedef struct expected {
     int64_t recomputed_macs, dram_bytes, onchip_bytes;
 } expected;
 
+/* An energy split adds up: its parts to total, its levels to the on-chip
+ * part (mapping.h, map_layer_result; fusion.h, fu_group_cost). */
+static void check_split(const double *by_component, const double *by_level, double total)
+{
+    double parts = 0, levels = 0;
+    for (int k = 0; k < MAP_N_COMPONENTS; k++) {
+        assert_true(by_component[k] >= 0);
+        parts += by_component[k];
+    }
+    for (int l = 0; l < ARCH_MAX_LEVELS; l++)
+        levels += by_level[l];
+    assert_close(parts, total);
+    assert_close(levels, by_component[MAP_COMP_ONCHIP]);
+}
+
 /* The group ops[0 .. n) at tile 4 x 8 in each halo mode against want[]. */
 static void check_modes(fu_evaluator *e, const arch_spec *a, const int32_t *ops, int32_t n,
                         const expected want[3])
@@ -182,6 +197,7 @@ static void check_modes(fu_evaluator *e, const arch_spec *a, const int32_t *ops,
         /* Energy and cycles are composed as stated. */
         assert_close(c.dram_energy_pJ, (double)c.dram_bytes * 8 * a->dram.energy_pJ_per_bit);
         assert_close(c.energy_pJ, c.onchip_energy_pJ + c.dram_energy_pJ);
+        check_split(c.energy_by_component_pJ, c.onchip_level_pJ, c.energy_pJ);
         assert_true(c.onchip_energy_pJ > 0);
         assert_true(c.cycles >= c.dram_bytes); /* one byte per cycle */
         assert_true(c.cycles >= (9216 * n + c.recomputed_macs) / 4);
@@ -305,7 +321,16 @@ static void test_singletons_equal_network(void **state)
         assert_int_equal(c.groups[i].cycles, r.layers[i].cycles);
         assert_int_equal(c.groups[i].dram_bytes, r.layers[i].dram_bytes);
         assert_close(c.groups[i].energy_pJ, r.layers[i].energy_pJ);
+        check_split(r.layers[i].energy_by_component_pJ, r.layers[i].onchip_level_pJ,
+                    r.layers[i].energy_pJ);
+        for (int k = 0; k < MAP_N_COMPONENTS; k++)
+            assert_close(c.groups[i].energy_by_component_pJ[k],
+                         r.layers[i].energy_by_component_pJ[k]);
+        for (int l = 0; l < ARCH_MAX_LEVELS; l++)
+            assert_close(c.groups[i].onchip_level_pJ[l], r.layers[i].onchip_level_pJ[l]);
     }
+    check_split(r.energy_by_component_pJ, r.onchip_level_pJ, r.energy_pJ);
+    check_split(c.energy_by_component_pJ, c.onchip_level_pJ, c.energy_pJ);
     fu_plan_cost_free(&c);
     fu_plan_free(&p);
     fu_evaluator_free(e);
@@ -359,6 +384,7 @@ static void test_mobilenet_fusion_cuts_dram(void **state)
         check(fu_group_evaluate(e, ops, n, &group, &st), &st);
         if (!group.valid)
             fail_msg("%s: %s", g->ops[o].name, group.reason);
+        check_split(group.energy_by_component_pJ, group.onchip_level_pJ, group.energy_pJ);
         int64_t apart = 0;
         for (int32_t i = 0; i < n; i++) {
             check(fu_group_evaluate(e, &ops[i], 1, &one, &st), &st);
@@ -380,6 +406,7 @@ static void test_mobilenet_fusion_cuts_dram(void **state)
     assert_true(c.dram_bytes < cb.dram_bytes);
     assert_true(c.op_intensity > cb.op_intensity);
     assert_int_equal(c.macs, cb.macs);
+    check_split(c.energy_by_component_pJ, c.onchip_level_pJ, c.energy_pJ);
     fu_plan_cost_free(&c);
     fu_plan_cost_free(&cb);
     fu_plan_free(&p);

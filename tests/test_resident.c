@@ -234,6 +234,14 @@ static void test_singletons_equal_network(void **state)
             assert_int_equal(c.groups[i].cycles, r.layers[i].cycles);
             assert_int_equal(c.groups[i].dram_bytes, r.layers[i].dram_bytes);
         }
+        /* Resident weights' reads are their level's energy (mapping.h,
+         * onchip_level_pJ), and the split adds up. */
+        double levels = 0;
+        for (int l = 0; l < ARCH_MAX_LEVELS; l++) {
+            assert_close(c.onchip_level_pJ[l], r.onchip_level_pJ[l]);
+            levels += r.onchip_level_pJ[l];
+        }
+        assert_close(levels, r.energy_by_component_pJ[MAP_COMP_ONCHIP]);
         fu_plan_cost_free(&c);
         fu_plan_free(&p);
         fu_evaluator_free(e);

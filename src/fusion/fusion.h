@@ -76,6 +76,11 @@ typedef struct fu_group_cost {
     double energy_pJ;
     double onchip_energy_pJ; /* from the members' mappings (recompute included) */
     double dram_energy_pJ;
+    /* energy_pJ by part, as map_layer_result splits a layer's: the MACs,
+     * the storage levels (onchip_level_pJ by level, resident weight reads
+     * included), DRAM, the on-chip network and vector unit. */
+    double energy_by_component_pJ[MAP_N_COMPONENTS];
+    double onchip_level_pJ[ARCH_MAX_LEVELS];
 } fu_group_cost;
 
 typedef struct fu_plan_cost {
@@ -86,6 +91,8 @@ typedef struct fu_plan_cost {
     double energy_pJ;
     double onchip_energy_pJ;
     double dram_energy_pJ;
+    double energy_by_component_pJ[MAP_N_COMPONENTS]; /* the groups' sums */
+    double onchip_level_pJ[ARCH_MAX_LEVELS];
     double edp_J_cycle;
     int64_t dram_bytes;
     double op_intensity; /* 2 * MACs / DRAM bytes */

@@ -311,6 +311,8 @@ static as_code singleton_cost(fu_evaluator *e, int32_t o, fu_group_cost *c, as_s
     c->energy_pJ = r.energy_pJ;
     c->dram_energy_pJ = r.energy_by_component_pJ[MAP_COMP_DRAM];
     c->onchip_energy_pJ = r.energy_pJ - c->dram_energy_pJ;
+    memcpy(c->energy_by_component_pJ, r.energy_by_component_pJ, sizeof r.energy_by_component_pJ);
+    memcpy(c->onchip_level_pJ, r.onchip_level_pJ, sizeof r.onchip_level_pJ);
     return AS_OK;
 }
 
@@ -529,6 +531,10 @@ void fu_plan_cost_add(fu_plan_cost *p, int32_t gid, const fu_group_cost *c)
     p->energy_pJ += c->energy_pJ;
     p->onchip_energy_pJ += c->onchip_energy_pJ;
     p->dram_energy_pJ += c->dram_energy_pJ;
+    for (int k = 0; k < MAP_N_COMPONENTS; k++)
+        p->energy_by_component_pJ[k] += c->energy_by_component_pJ[k];
+    for (int k = 0; k < ARCH_MAX_LEVELS; k++)
+        p->onchip_level_pJ[k] += c->onchip_level_pJ[k];
     p->dram_bytes += c->dram_bytes;
     p->macs += c->macs;
     p->recomputed_macs += c->recomputed_macs;

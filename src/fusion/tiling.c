@@ -268,6 +268,22 @@ static void onchip_share(const fu_evaluator *e, const map_eval *ev, double *ener
     }
 }
 
+/* Add the parts of onchip_share's energy, times scale, to c's split:
+ * the MACs, each storage level but DRAM, the networks below them. */
+static void add_onchip_parts(const fu_evaluator *e, const map_eval *ev, double scale,
+                             fu_group_cost *c)
+{
+    c->energy_by_component_pJ[MAP_COMP_MAC] += ev->mac_energy_pJ * scale;
+    for (int l = 0; l < e->a.n_levels; l++) {
+        if (l == e->dram)
+            continue;
+        c->energy_by_component_pJ[MAP_COMP_ONCHIP] += ev->level[l].energy_pJ * scale;
+        c->onchip_level_pJ[l] += ev->level[l].energy_pJ * scale;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            c->energy_by_component_pJ[MAP_COMP_VECTOR] += ev->level[l].net[ds].energy_pJ * scale;
+    }
+}
+
 /* Member i's terms under halo mode h, for the tile shape last walked:
  * its work, and its tile problem or its vector cost. */
 static void member_terms(const fu_group *gr, int32_t i, fu_halo_mode h, fu_member_terms *t)
@@ -322,6 +338,7 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, map_problem_outcome *
         double work = mt.work;
         if (!m->compute) {
             onchip += mt.vector_energy_pJ;
+            c->energy_by_component_pJ[MAP_COMP_VECTOR] += mt.vector_energy_pJ;
             m->cycles = mt.vector_cycles;
             continue;
         }
@@ -340,6 +357,7 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, map_problem_outcome *
         double tile_energy, tile_cycles, tile_macs = mt.tile_macs;
         onchip_share(e, &me->eval, &tile_energy, &tile_cycles);
         onchip += tile_energy * work / tile_macs;
+        add_onchip_parts(e, &me->eval, work / tile_macs, c);
         m->cycles = ceil(tile_cycles * work / tile_macs);
         int64_t executed = llround(work);
         useful += m->macs;
@@ -369,6 +387,10 @@ static as_code cost_tiling(fu_group *gr, const tiling *tl, map_problem_outcome *
     group_constants(e, tl, &k);
     c->onchip_energy_pJ = onchip + k.resident_energy_pJ;
     c->dram_energy_pJ = k.dram_energy_pJ;
+    c->energy_by_component_pJ[MAP_COMP_ONCHIP] += k.resident_energy_pJ;
+    if (e->weights.level >= 0)
+        c->onchip_level_pJ[e->weights.level] += k.resident_energy_pJ;
+    c->energy_by_component_pJ[MAP_COMP_DRAM] = k.dram_energy_pJ;
     c->energy_pJ = c->onchip_energy_pJ + c->dram_energy_pJ;
     /* Double buffering: DRAM transfers of one tile overlap the compute of
      * another, so the slower of the two sets the pace (resident weight

@@ -347,6 +347,15 @@ typedef enum map_component {
 /* "mac", "onchip", "dram", "network_vector". */
 const char *map_component_name(map_component c);
 
+/* The energy parts a report draws: the MACs, each on-chip storage level
+ * (innermost first, by its name), DRAM, then the network and vector unit
+ * -- map_component with its on-chip part split by level (by_level: a
+ * result's onchip_level_pJ).  Fills names[k] and pJ[k]; returns the count
+ * (at most MAP_MAX_ENERGY_PARTS). */
+#define MAP_MAX_ENERGY_PARTS (ARCH_MAX_LEVELS + 3)
+int map_energy_parts(const arch_spec *a, const double *by_component, const double *by_level,
+                     const char **names, double *pJ);
+
 /* ------------------------------------------------------ resident weights */
 
 /*
@@ -412,6 +421,10 @@ typedef struct map_layer_result {
     int64_t cycles;
     double energy_pJ;
     double energy_by_component_pJ[MAP_N_COMPONENTS]; /* map_component */
+    /* The on-chip component by architecture level: each storage level's
+     * accesses, resident weight reads included (DRAM's entry stays 0).
+     * Sums to energy_by_component_pJ[MAP_COMP_ONCHIP]. */
+    double onchip_level_pJ[ARCH_MAX_LEVELS];
     double utilization;
     int64_t dram_bytes;
     map_mapping mapping;    /* compute ops */
@@ -434,6 +447,7 @@ typedef struct map_network_result {
     int64_t macs;        /* useful MACs of all layers */
     double utilization;  /* macs / (peak MACs per cycle * cycles) */
     double energy_by_component_pJ[MAP_N_COMPONENTS];
+    double onchip_level_pJ[ARCH_MAX_LEVELS]; /* the layers' sums */
     int32_t n_unmapped;     /* compute layers left unmapped (interrupted runs only) */
     int32_t n_epilogue_ops; /* ops run in layers' epilogues (not layers of their own) */
     /* The precision conversion (network.c, "Precision"): compute layers

@@ -116,6 +116,33 @@ const char *map_component_name(map_component c)
     return (unsigned)c < MAP_N_COMPONENTS ? names[c] : "?";
 }
 
+int map_energy_parts(const arch_spec *a, const double *by_component, const double *by_level,
+                     const char **names, double *pJ)
+{
+    int n = 0;
+    names[n] = map_component_name(MAP_COMP_MAC);
+    pJ[n++] = by_component[MAP_COMP_MAC];
+    for (int l = 0; l < a->n_levels; l++)
+        if (a->level[l].cls != ARCH_CLASS_DRAM) {
+            names[n] = a->level[l].name;
+            pJ[n++] = by_level[l];
+        }
+    names[n] = map_component_name(MAP_COMP_DRAM);
+    pJ[n++] = by_component[MAP_COMP_DRAM];
+    names[n] = map_component_name(MAP_COMP_VECTOR);
+    pJ[n++] = by_component[MAP_COMP_VECTOR];
+    return n;
+}
+
+/* Charge pJ of on-chip energy to level `level` of r (a resident level's
+ * weight reads, a storage level's accesses). */
+static void add_onchip(map_layer_result *r, int level, double pJ)
+{
+    r->energy_by_component_pJ[MAP_COMP_ONCHIP] += pJ;
+    if (level >= 0 && level < ARCH_MAX_LEVELS)
+        r->onchip_level_pJ[level] += pJ;
+}
+
 void map_network_options_default(map_network_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -550,7 +577,7 @@ static void cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_pr
         for (int ds = 0; ds < WL_NDATASPACES; ds++)
             energy[MAP_COMP_VECTOR] += e->level[l].net[ds].energy_pJ;
         if (l < onchip_levels) {
-            energy[MAP_COMP_ONCHIP] += e->level[l].energy_pJ;
+            add_onchip(r, l, e->level[l].energy_pJ);
             cycles = max_i64(cycles, e->level[l].cycles);
         }
     }
@@ -564,7 +591,7 @@ static void cost_mapped_layer(const arch_spec *a, const map_eval *e, const wl_pr
         double read_pJ;
         int64_t read_cycles;
         map_resident_read(a, w->res, resident_words, &read_pJ, &read_cycles);
-        energy[MAP_COMP_ONCHIP] += read_pJ;
+        add_onchip(r, w->res->level, read_pJ);
         cycles = max_i64(cycles, read_cycles);
     }
     r->cycles = max_i64(cycles, map_dram_cycles(a, r->dram_bytes));
@@ -619,7 +646,7 @@ void map_cost_vector_layer(const wl_graph *g, const arch_spec *a, const map_resi
         double read_pJ;
         int64_t read_cycles;
         map_resident_read(a, res, map_op_weight_words(g, r->op), &read_pJ, &read_cycles);
-        r->energy_by_component_pJ[MAP_COMP_ONCHIP] += read_pJ;
+        add_onchip(r, res->level, read_pJ);
         r->cycles = max_i64(r->cycles, read_cycles);
     }
 }
@@ -714,7 +741,7 @@ void map_cost_epilogue(const wl_graph *g, const arch_spec *a, const map_residenc
         double read_pJ;
         int64_t read_cycles;
         map_resident_read(a, res, ep.weight_words, &read_pJ, &read_cycles);
-        r->energy_by_component_pJ[MAP_COMP_ONCHIP] += read_pJ;
+        add_onchip(r, res->level, read_pJ);
         r->cycles = max_i64(r->cycles, read_cycles);
     }
 }
@@ -825,6 +852,8 @@ static void sum_layers(const arch_spec *a, map_network_result *r)
         r->n_epilogue_ops += l->n_epilogue_ops;
         for (int c = 0; c < MAP_N_COMPONENTS; c++)
             r->energy_by_component_pJ[c] += l->energy_by_component_pJ[c];
+        for (int k = 0; k < ARCH_MAX_LEVELS; k++)
+            r->onchip_level_pJ[k] += l->onchip_level_pJ[k];
     }
     for (int c = 0; c < MAP_N_COMPONENTS; c++)
         r->energy_pJ += r->energy_by_component_pJ[c];
