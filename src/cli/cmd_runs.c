@@ -735,7 +735,7 @@ static bool keep_candidate_detail(void *user, const store_row *row)
     return !c->out_of_memory;
 }
 
-/* A stored layer's mapping (layers.c's text) read for architecture a;
+/* A stored layer's mapping (fusion/plan_json.c's text) read for architecture a;
  * what names it in messages. */
 static as_code stored_mapping(const json_t *layer, const arch_spec *a, const char *what,
                               map_mapping *m, as_status *st)

@@ -265,6 +265,20 @@ typedef struct fu_layer_mapping {
  * Mappings come from e's mapping cache (searched when absent). */
 as_code fu_plan_mappings(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *cost,
                          fu_layer_mapping **out, int32_t *n, as_status *st);
+/* A plan as the JSON object reports draw and the run store keeps
+ * (plan_json.c shows its members): p costed c on e, as
+ *   {"weights": "resident"|"streamed", "totals": {...}, "components":
+ *    [energy part names], "groups": [...], "layers": [...]}
+ * with each group's cost split into the components' parts and each
+ * compute layer's mapping as text (fu_plan_mappings).  NULL on failure
+ * (out of memory, a mapping search that failed), st says which. */
+json_t *fu_plan_json(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *c, as_status *st);
+/* A plan's totals: cycles, latency_s, energy_pJ, edp_J_cycle, dram_bytes,
+ * macs, recomputed_macs, utilization and energy_by_component_pJ (the
+ * parts of map_energy_parts on a); NULL when out of memory. */
+json_t *fu_plan_totals_json(const arch_spec *a, const fu_plan_cost *c);
+/* "recompute", "cache_rows", "cache_all". */
+const char *fu_halo_name(fu_halo_mode h);
 /* The architecture e's mapper maps on (group.c): its design under the
  * weights' residency (mapping.h, map_residency_arch), where a layer's
  * mapping evaluates to its fu_layer_mapping's cycles and energy. */

@@ -455,35 +455,22 @@ as_code se_candidate_advance(se_candidate_eval *c, int round, se_aggregate agg,
 
 /* ---------------------------------------------------------------- JSON */
 
-/* Workload k's best plan as JSON: metrics, groups (op names) and the
- * layers' mappings (layers.c); NULL when out of memory. */
+/* Workload k's best plan as JSON: the plan as fusion.h's fu_plan_json
+ * gives it (totals, groups with their costs, the layers' mappings), with
+ * the workload's name, batch and metrics; NULL when out of memory. */
 static json_t *workload_json(const se_candidate_eval *c, int k)
 {
-    const wl_graph *g = c->graph[k];
-    const fu_plan *plan = &c->plan[k];
     const fu_plan_cost *cost = &c->cost[k];
     se_metrics m;
     se_metrics_of_plan(c, cost, &m);
-    json_t *w = json_object(), *groups = json_array();
-    bool ok = w && as_json_put(w, "model", as_json_string(g->name)) &&
+    json_t *w = fu_plan_json(c->evaluator[k], &c->plan[k], cost, &(as_status){0});
+    bool ok = w && as_json_put(w, "model", as_json_string(c->graph[k]->name)) &&
               as_json_put(w, "batch", json_integer(c->batch)) &&
               as_json_put(w, "valid", json_boolean(cost->valid)) &&
               as_json_put(w, "latency_s", as_json_number(m.latency_s)) &&
               as_json_put(w, "energy_pJ", as_json_number(m.energy_pJ)) &&
               as_json_put(w, "cycles", json_integer(cost->cycles)) &&
-              as_json_put(w, "dram_bytes", json_integer(cost->dram_bytes)) &&
-              as_json_put(w, "weights",
-                          as_json_string(cost->weights.resident ? "resident" : "streamed")) &&
-              as_json_put(w, "groups", json_incref(groups)) &&
-              as_json_put(w, "layers", se_candidate_layers_json(c, k, &(as_status){0}));
-    for (int32_t gid = 0; ok && gid < plan->n_groups; gid++) {
-        json_t *ops = json_array();
-        ok = as_json_push(groups, ops);
-        for (int32_t op = 0; ok && op < plan->n_ops; op++)
-            if (plan->group[op] == gid)
-                ok = as_json_push(ops, as_json_string(g->ops[op].name));
-    }
-    json_decref(groups);
+              as_json_put(w, "dram_bytes", json_integer(cost->dram_bytes));
     if (!ok) {
         json_decref(w);
         return NULL;

@@ -115,8 +115,4 @@ void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se
 /* Per-workload results of c's kept plans as JSON (names, metrics, fusion
  * groups by op name) into a malloc'd string; NULL when out of memory. */
 char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st);
-/* The mapping of every compute layer of workload k's kept plan as a JSON
- * array (layers.c states the format); NULL, st set, when out of memory. */
-json_t *se_candidate_layers_json(const se_candidate_eval *c, int k, as_status *st);
-
 #endif
