@@ -70,8 +70,7 @@ static json_t *layer_json(const wl_graph *g, const arch_spec *a, const fu_layer_
 
 /* The compute layers' objects of plan p; NULL when out of memory or a
  * mapping search failed (st says so). */
-static json_t *layers_json(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *c,
-                           as_status *st)
+static json_t *layers_json(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *c, as_status *st)
 {
     fu_layer_mapping *layers;
     int32_t n;
@@ -99,36 +98,6 @@ static double utilization(const arch_spec *a, int64_t macs, int64_t cycles)
     return cycles > 0 ? (double)macs / (map_peak_macs_per_cycle(a) * (double)cycles) : 0;
 }
 
-/* The energy parts of a split as a JSON array (map_energy_parts' order). */
-static json_t *parts_json(const arch_spec *a, const double *by_component, const double *by_level)
-{
-    const char *names[MAP_MAX_ENERGY_PARTS];
-    double pJ[MAP_MAX_ENERGY_PARTS];
-    int n = map_energy_parts(a, by_component, by_level, names, pJ);
-    json_t *array = json_array();
-    for (int k = 0; array && k < n; k++)
-        if (!as_json_push(array, as_json_number(pJ[k]))) {
-            json_decref(array);
-            return NULL;
-        }
-    return array;
-}
-
-/* The names of the parts, for the plan's "components". */
-static json_t *part_names_json(const arch_spec *a)
-{
-    const char *names[MAP_MAX_ENERGY_PARTS];
-    double pJ[MAP_MAX_ENERGY_PARTS], zero[ARCH_MAX_LEVELS] = {0};
-    int n = map_energy_parts(a, zero, zero, names, pJ);
-    json_t *array = json_array();
-    for (int k = 0; array && k < n; k++)
-        if (!as_json_push(array, as_json_string(names[k]))) {
-            json_decref(array);
-            return NULL;
-        }
-    return array;
-}
-
 /* The names of group gid's ops, in topological order. */
 static json_t *group_layers_json(const wl_graph *g, const fu_plan *p, int32_t gid)
 {
@@ -154,8 +123,9 @@ static json_t *group_json(const fu_evaluator *e, const fu_plan *p, int32_t gid,
               as_json_put(o, "cycles", json_integer(c->cycles)) &&
               as_json_put(o, "latency_s", as_json_number((double)c->cycles * a->cycle_seconds)) &&
               as_json_put(o, "energy_pJ", as_json_number(c->energy_pJ)) &&
-              as_json_put(o, "energy_by_component_pJ",
-                          parts_json(a, c->energy_by_component_pJ, c->onchip_level_pJ)) &&
+              as_json_put(
+                  o, "energy_by_component_pJ",
+                  map_energy_parts_json(a, c->energy_by_component_pJ, c->onchip_level_pJ, false)) &&
               as_json_put(o, "dram_bytes", json_integer(c->dram_bytes)) &&
               as_json_put(o, "macs", json_integer(c->macs)) &&
               as_json_put(o, "recomputed_macs", json_integer(c->recomputed_macs)) &&
@@ -178,16 +148,17 @@ static json_t *group_json(const fu_evaluator *e, const fu_plan *p, int32_t gid,
 json_t *fu_plan_totals_json(const arch_spec *a, const fu_plan_cost *c)
 {
     json_t *o = json_object();
-    bool ok = o && as_json_put(o, "cycles", json_integer(c->cycles)) &&
-              as_json_put(o, "latency_s", as_json_number(c->latency_s)) &&
-              as_json_put(o, "energy_pJ", as_json_number(c->energy_pJ)) &&
-              as_json_put(o, "edp_J_cycle", as_json_number(c->edp_J_cycle)) &&
-              as_json_put(o, "dram_bytes", json_integer(c->dram_bytes)) &&
-              as_json_put(o, "macs", json_integer(c->macs)) &&
-              as_json_put(o, "recomputed_macs", json_integer(c->recomputed_macs)) &&
-              as_json_put(o, "utilization", as_json_number(utilization(a, c->macs, c->cycles))) &&
-              as_json_put(o, "energy_by_component_pJ",
-                          parts_json(a, c->energy_by_component_pJ, c->onchip_level_pJ));
+    bool ok =
+        o && as_json_put(o, "cycles", json_integer(c->cycles)) &&
+        as_json_put(o, "latency_s", as_json_number(c->latency_s)) &&
+        as_json_put(o, "energy_pJ", as_json_number(c->energy_pJ)) &&
+        as_json_put(o, "edp_J_cycle", as_json_number(c->edp_J_cycle)) &&
+        as_json_put(o, "dram_bytes", json_integer(c->dram_bytes)) &&
+        as_json_put(o, "macs", json_integer(c->macs)) &&
+        as_json_put(o, "recomputed_macs", json_integer(c->recomputed_macs)) &&
+        as_json_put(o, "utilization", as_json_number(utilization(a, c->macs, c->cycles))) &&
+        as_json_put(o, "energy_by_component_pJ",
+                    map_energy_parts_json(a, c->energy_by_component_pJ, c->onchip_level_pJ, false));
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -198,11 +169,12 @@ json_t *fu_plan_totals_json(const arch_spec *a, const fu_plan_cost *c)
 json_t *fu_plan_json(fu_evaluator *e, const fu_plan *p, const fu_plan_cost *c, as_status *st)
 {
     json_t *o = json_object(), *groups = json_array();
-    bool ok = o && groups &&
-              as_json_put(o, "weights", as_json_string(c->weights.resident ? "resident" : "streamed")) &&
-              as_json_put(o, "totals", fu_plan_totals_json(&e->a, c)) &&
-              as_json_put(o, "components", part_names_json(&e->a)) &&
-              as_json_put(o, "groups", json_incref(groups));
+    bool ok =
+        o && groups &&
+        as_json_put(o, "weights", as_json_string(c->weights.resident ? "resident" : "streamed")) &&
+        as_json_put(o, "totals", fu_plan_totals_json(&e->a, c)) &&
+        as_json_put(o, "components", map_energy_parts_json(&e->a, NULL, NULL, true)) &&
+        as_json_put(o, "groups", json_incref(groups));
     for (int32_t gid = 0; ok && gid < c->n_groups && gid < p->n_groups; gid++)
         ok = as_json_push(groups, group_json(e, p, gid, &c->groups[gid]));
     json_decref(groups);

@@ -355,6 +355,11 @@ const char *map_component_name(map_component c);
 #define MAP_MAX_ENERGY_PARTS (ARCH_MAX_LEVELS + 3)
 int map_energy_parts(const arch_spec *a, const double *by_component, const double *by_level,
                      const char **names, double *pJ);
+/* The same parts as a JSON array of their values (pJ), or of their names
+ * when names_only (by_component and by_level are then not read); NULL
+ * when out of memory. */
+json_t *map_energy_parts_json(const arch_spec *a, const double *by_component,
+                              const double *by_level, bool names_only);
 
 /* ------------------------------------------------------ resident weights */
 

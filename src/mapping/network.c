@@ -134,6 +134,23 @@ int map_energy_parts(const arch_spec *a, const double *by_component, const doubl
     return n;
 }
 
+json_t *map_energy_parts_json(const arch_spec *a, const double *by_component,
+                              const double *by_level, bool names_only)
+{
+    static const double zero[ARCH_MAX_LEVELS + MAP_N_COMPONENTS];
+    const char *names[MAP_MAX_ENERGY_PARTS];
+    double pJ[MAP_MAX_ENERGY_PARTS];
+    int n = names_only ? map_energy_parts(a, zero, zero, names, pJ)
+                       : map_energy_parts(a, by_component, by_level, names, pJ);
+    json_t *array = json_array();
+    for (int k = 0; array && k < n; k++)
+        if (!as_json_push(array, names_only ? as_json_string(names[k]) : as_json_number(pJ[k]))) {
+            json_decref(array);
+            return NULL;
+        }
+    return array;
+}
+
 /* Charge pJ of on-chip energy to level `level` of r (a resident level's
  * weight reads, a storage level's accesses). */
 static void add_onchip(map_layer_result *r, int level, double pJ)

@@ -59,24 +59,22 @@ as_code rp_write_html(FILE *f, const char *title, const json_t *data, as_status 
 static json_t *layer_data(const wl_graph *g, const arch_spec *a, const map_layer_result *l,
                           const char *name)
 {
-    json_t *o = json_object(), *components = json_array();
+    json_t *o = json_object();
     char mapping[1024] = "";
-    bool ok = o && components;
-    for (int c = 0; ok && c < MAP_N_COMPONENTS; c++)
-        ok = as_json_push(components, as_json_number(l->energy_by_component_pJ[c]));
     if (l->problem_class >= 0 && l->mapped)
         map_mapping_format(a, &l->mapping, mapping, sizeof mapping);
-    ok = ok && as_json_put(o, "name", as_json_string(name)) &&
-         as_json_put(o, "kind", as_json_string(wl_op_kind_name(g->ops[l->op].kind))) &&
-         as_json_put(o, "macs", json_integer(l->macs)) &&
-         as_json_put(o, "cycles", json_integer(l->cycles)) &&
-         as_json_put(o, "latency_s", as_json_number((double)l->cycles * a->cycle_seconds)) &&
-         as_json_put(o, "energy_pJ", as_json_number(l->energy_pJ)) &&
-         as_json_put(o, "energy_by_component_pJ", json_incref(components)) &&
-         as_json_put(o, "utilization", as_json_number(l->utilization)) &&
-         as_json_put(o, "dram_bytes", json_integer(l->dram_bytes)) &&
-         as_json_put(o, "mapping", as_json_string(mapping));
-    json_decref(components);
+    bool ok = o && as_json_put(o, "name", as_json_string(name)) &&
+              as_json_put(o, "kind", as_json_string(wl_op_kind_name(g->ops[l->op].kind))) &&
+              as_json_put(o, "macs", json_integer(l->macs)) &&
+              as_json_put(o, "cycles", json_integer(l->cycles)) &&
+              as_json_put(o, "latency_s", as_json_number((double)l->cycles * a->cycle_seconds)) &&
+              as_json_put(o, "energy_pJ", as_json_number(l->energy_pJ)) &&
+              as_json_put(
+                  o, "energy_by_component_pJ",
+                  map_energy_parts_json(a, l->energy_by_component_pJ, l->onchip_level_pJ, false)) &&
+              as_json_put(o, "utilization", as_json_number(l->utilization)) &&
+              as_json_put(o, "dram_bytes", json_integer(l->dram_bytes)) &&
+              as_json_put(o, "mapping", as_json_string(mapping));
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -89,18 +87,14 @@ json_t *rp_network_data(const wl_graph *g, const arch_spec *a, const map_network
                                                   size_t size),
                         as_status *st)
 {
-    json_t *o = json_object(), *totals = json_object(), *roofs = json_object();
-    json_t *names = json_array(), *layers = json_array();
-    bool ok = o && totals && roofs && names && layers;
-    for (int c = 0; ok && c < MAP_N_COMPONENTS; c++)
-        ok = as_json_push(names, as_json_string(map_component_name((map_component)c)));
+    json_t *o = json_object(), *totals = json_object(), *layers = json_array();
+    bool ok = o && totals && layers;
     for (int32_t i = 0; ok && i < r->n_layers; i++) {
         char buf[256];
         const map_layer_result *l = &r->layers[i];
         const char *name = layer_name ? layer_name(g, l->op, buf, sizeof buf) : g->ops[l->op].name;
         ok = as_json_push(layers, layer_data(g, a, l, name ? name : "?"));
     }
-    double clock_hz = a->cycle_seconds > 0 ? 1.0 / a->cycle_seconds : 0;
     ok = ok && as_json_put(totals, "cycles", json_integer(r->cycles)) &&
          as_json_put(totals, "latency_s", as_json_number(r->latency_s)) &&
          as_json_put(totals, "energy_pJ", as_json_number(r->energy_pJ)) &&
@@ -108,19 +102,18 @@ json_t *rp_network_data(const wl_graph *g, const arch_spec *a, const map_network
          as_json_put(totals, "dram_bytes", json_integer(r->dram_bytes)) &&
          as_json_put(totals, "macs", json_integer(r->macs)) &&
          as_json_put(totals, "utilization", as_json_number(r->utilization)) &&
-         as_json_put(roofs, "peak_ops_per_s",
-                     as_json_number(2 * map_peak_macs_per_cycle(a) * clock_hz)) &&
-         as_json_put(roofs, "dram_bytes_per_s", as_json_number(a->dram.bandwidth_GBps * 1e9)) &&
+         as_json_put(
+             totals, "energy_by_component_pJ",
+             map_energy_parts_json(a, r->energy_by_component_pJ, r->onchip_level_pJ, false)) &&
          as_json_put(o, "kind", as_json_string("network")) &&
          as_json_put(o, "model", as_json_string(g->name)) &&
          as_json_put(o, "arch", as_json_string(a->name)) &&
-         as_json_put(o, "totals", json_incref(totals)) &&
-         as_json_put(o, "roofs", json_incref(roofs)) &&
-         as_json_put(o, "components", json_incref(names)) &&
+         as_json_put(o, "totals", json_incref(totals)) && as_json_put(o, "roofs", rp_roofs(a)) &&
+         as_json_put(
+             o, "components",
+             map_energy_parts_json(a, r->energy_by_component_pJ, r->onchip_level_pJ, true)) &&
          as_json_put(o, "layers", json_incref(layers));
     json_decref(totals);
-    json_decref(roofs);
-    json_decref(names);
     json_decref(layers);
     if (!ok) {
         json_decref(o);

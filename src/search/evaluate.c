@@ -455,10 +455,7 @@ as_code se_candidate_advance(se_candidate_eval *c, int round, se_aggregate agg,
 
 /* ---------------------------------------------------------------- JSON */
 
-/* Workload k's best plan as JSON: the plan as fusion.h's fu_plan_json
- * gives it (totals, groups with their costs, the layers' mappings), with
- * the workload's name, batch and metrics; NULL when out of memory. */
-static json_t *workload_json(const se_candidate_eval *c, int k)
+json_t *se_candidate_workload_json(const se_candidate_eval *c, int k)
 {
     const fu_plan_cost *cost = &c->cost[k];
     se_metrics m;
@@ -483,7 +480,7 @@ char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st)
     json_t *detail = json_object(), *workloads = json_array();
     bool ok = detail && as_json_put(detail, "workloads", json_incref(workloads));
     for (int k = 0; ok && c->outcome.feasible && k < c->n_workloads; k++)
-        ok = as_json_push(workloads, workload_json(c, k));
+        ok = as_json_push(workloads, se_candidate_workload_json(c, k));
     char *text = ok ? as_json_text(detail, 0) : NULL;
     json_decref(workloads);
     json_decref(detail);

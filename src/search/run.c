@@ -230,6 +230,7 @@ typedef struct kept_result {
     fu_plan plan[SE_MAX_WORKLOADS];
     fu_plan_cost cost[SE_MAX_WORKLOADS];
     se_metrics metrics[SE_MAX_WORKLOADS]; /* each workload alone */
+    json_t *plan_json[SE_MAX_WORKLOADS];  /* se_candidate_workload_json's */
 } kept_result;
 
 typedef struct run {
@@ -336,6 +337,7 @@ static void kept_free(kept_result *k)
     for (int i = 0; k && i < SE_MAX_WORKLOADS; i++) {
         fu_plan_free(&k->plan[i]);
         fu_plan_cost_free(&k->cost[i]);
+        json_decref(k->plan_json[i]);
     }
     free(k);
 }
@@ -367,6 +369,7 @@ static void keep_results(run *r, const se_candidate *c, se_candidate_eval *e)
     for (int i = 0; i < e->n_workloads; i++) {
         k->graph[i] = e->graph[i];
         se_candidate_workload_metrics(e, i, r->o->aggregate, &k->metrics[i]);
+        k->plan_json[i] = se_candidate_workload_json(e, i);
         k->plan[i] = e->plan[i];
         k->cost[i] = e->cost[i];
         memset(&e->plan[i], 0, sizeof e->plan[i]);
@@ -751,6 +754,8 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
             w->graph = kept->graph[t];
             w->plan = kept->plan[t];
             w->cost = kept->cost[t];
+            w->plan_json = kept->plan_json[t];
+            kept->plan_json[t] = NULL;
             memset(&kept->plan[t], 0, sizeof kept->plan[t]);
             memset(&kept->cost[t], 0, sizeof kept->cost[t]);
             continue;
@@ -762,6 +767,7 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
         if (code == AS_OK) {
             w->outcome = e.outcome;
             w->graph = e.graph[0];
+            w->plan_json = se_candidate_workload_json(&e, 0);
             /* The result takes the plan and its cost over from e. */
             w->plan = e.plan[0];
             w->cost = e.cost[0];
@@ -948,21 +954,8 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
         code = open_store(&r, workloads, n_workloads, st);
     if (code == AS_OK)
         code = search_loop(&r, st);
-    if (code == AS_OK && out->n_front > 0) {
-        int n_obj = o->n_objectives;
-        double *y = malloc((size_t)(out->n_front * n_obj) * sizeof *y);
-        int64_t *all = malloc((size_t)out->n_front * sizeof *all);
-        if (!y || !all)
-            code = as_fail(st, AS_ENOMEM, "out of memory picking the chosen design");
-        for (int64_t k = 0; code == AS_OK && k < out->n_front; k++) {
-            log_objectives(&r, &out->candidates[out->front[k]], y + k * n_obj);
-            all[k] = k;
-        }
-        if (code == AS_OK)
-            out->chosen = out->front[se_pick_nearest_ideal(y, all, out->n_front, n_obj)];
-        free(y);
-        free(all);
-    }
+    if (code == AS_OK)
+        code = se_result_front(out, o->n_objectives, st);
     if (code == AS_OK && out->chosen >= 0 && !out->interrupted)
         code = evaluate_chosen(&r, workloads, n_workloads, st);
     if (code == AS_OK && !out->interrupted)
@@ -991,6 +984,7 @@ void se_result_free(se_result *r)
     for (int k = 0; r->chosen_results && k < r->n_workloads; k++) {
         fu_plan_free(&r->chosen_results[k].plan);
         fu_plan_cost_free(&r->chosen_results[k].cost);
+        json_decref(r->chosen_results[k].plan_json);
     }
     free(r->chosen_results);
     free(r->candidates);

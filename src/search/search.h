@@ -18,6 +18,7 @@
 #include "../arch/arch.h"
 #include "../core/core.h"
 #include "../fusion/fusion.h"
+#include "../store/store.h"
 #include "../workload/workload.h"
 
 /* ---------------------------------------------------------- design spaces */
@@ -438,6 +439,10 @@ typedef struct se_workload_result {
     fu_plan plan;
     fu_plan_cost cost;
     const wl_graph *graph; /* the run's prepared copy (owned by the result) */
+    /* The plan as fusion.h's fu_plan_json gives it, with the workload's
+     * name, batch and metrics (the object the run store keeps per
+     * workload of a candidate round, and reports draw); owned. */
+    json_t *plan_json;
 } se_workload_result;
 
 typedef struct se_models se_models;
@@ -482,5 +487,53 @@ void se_result_free(se_result *r);
 /* The canonical configuration text of a run (what resume compares). */
 void se_run_config_text(const se_space *s, const se_workload *workloads, int n_workloads,
                         const se_run_options *o, char *buf, size_t size);
+
+/* ------------------------------------------------- stored runs (read.c) */
+
+/* A run's configuration read back from its text (se_run_config_text):
+ * what a stored run was asked, without the space's definition. */
+#define SE_CONFIG_MAX_WORKLOADS 16
+typedef struct se_run_config {
+    char space[256]; /* the space's name */
+    se_algo algo;
+    int64_t budget;
+    int batch;
+    int64_t sw_budget;
+    int sh_rounds;
+    int64_t map_budget;
+    map_weights weights;
+    se_aggregate aggregate;
+    se_objective scalar;
+    fu_algorithm fusion;
+    bool no_epilogue_fusion;
+    int n_objectives;
+    se_objective objectives[SE_MAX_OBJECTIVES];
+    int n_workloads;
+    char model[SE_CONFIG_MAX_WORKLOADS][256];
+    bool validation[SE_CONFIG_MAX_WORKLOADS];
+} se_run_config;
+
+/* Parse a run's configuration text; AS_EINVAL naming the line when it is
+ * not one se_run_config_text wrote. */
+as_code se_run_config_parse(const char *text, se_run_config *out, as_status *st);
+
+/* The Pareto front of r's feasible evaluated candidates (their y over
+ * n_obj objectives, compared as logarithms) into r->front, and the
+ * front's design nearest the ideal point into r->chosen (-1 when none):
+ * how a run ends, and how a stored run is read back. */
+as_code se_result_front(se_result *r, int n_obj, as_status *st);
+
+/*
+ * A stored search run read back into *out, as se_run left it as far as
+ * the store keeps it: every candidate's last round (baseline first, in
+ * (iteration, slot) order), the front and chosen design (se_result_front
+ * over cfg's objectives), the hypervolume curve, and per training
+ * workload the chosen design's plan JSON (chosen_results, without graph,
+ * plan or cost; validation workloads and --baseline designs are not
+ * stored).  s is the run's space (to read points).  Free with
+ * se_result_free.
+ */
+as_code se_result_read(store *db, int64_t run_id, const se_space *s, const se_run_config *cfg,
+                       se_result *out, as_status *st);
 
 #endif

@@ -115,4 +115,9 @@ void se_metrics_of_plan(const se_candidate_eval *c, const fu_plan_cost *cost, se
 /* Per-workload results of c's kept plans as JSON (names, metrics, fusion
  * groups by op name) into a malloc'd string; NULL when out of memory. */
 char *se_candidate_detail_json(const se_candidate_eval *c, as_status *st);
+/* Workload k's best plan as JSON: the plan as fusion.h's fu_plan_json
+ * gives it (totals, groups with their costs, the layers' mappings), with
+ * the workload's name, batch and metrics (se_workload_result.plan_json);
+ * NULL when out of memory. */
+json_t *se_candidate_workload_json(const se_candidate_eval *c, int k);
 #endif
