@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "mapping/mapping.h"
+#include "search/search.h"
 #include "store/store.h"
 #include "workload/workload.h"
 
@@ -311,6 +312,21 @@ int cli_runs(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 int cli_study(int argc, char **argv);
+int cli_report(int argc, char **argv);
+
+/* Stored runs (cmd_runs.c), shared by runs and report: run id of the
+ * store at db into *out, or its newest run when id is 0; and the space a
+ * search run searched, loaded by the name its configuration gives (a
+ * built-in) or from space_path, checked against the stored digest. */
+as_code cli_find_run(store *s, const char *db, int64_t id, store_run *out, as_status *st);
+/* The command's RUN argument (its first positional, when given) into
+ * *run_id: CLI_PARSED, or a usage error when it is not a run id. */
+int cli_run_id_argument(cli_command *cmd, int64_t *run_id);
+as_code cli_run_space(store *s, const store_run *run, const char *space_path, se_space *out,
+                      as_status *st);
+/* Write an HTML report of data (report.h; consumed) to path, titled
+ * title; the error names the file (cmd_report.c). */
+as_code cli_write_report(const char *path, const char *title, json_t *data, as_status *st);
 /* A stored study's tables (or JSON) on standard output, and its cells as
  * CSV to csv_path when not NULL ("-": standard output, instead of the
  * tables): `study show` and `runs show` of a study. */

@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include "report/report.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,7 @@ typedef struct fuse_options {
     bool json;
     int weights; /* --weights: cli_weights_mode */
     bool weights_set;
+    const char *report_path; /* --report: NULL for none */
 } fuse_options;
 
 static const char *const algo_names[] = {"none", "ga", "dp", "ilp", "fadiff", NULL};
@@ -34,7 +37,7 @@ static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERG
 static const char *const old_map_budget[] = {"mapper-budget", NULL};
 static const char *const time_aliases[] = {"time", NULL};
 
-enum { FUSE_MAX_OPTIONS = 24 };
+enum { FUSE_MAX_OPTIONS = 26 };
 
 /* The command `fuse`, its options writing into o. */
 static cli_command fuse_command(cli_option *options, fuse_options *o)
@@ -63,6 +66,10 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
     cli_design_batch_help(options, n);
     options[n++] = cli_epilogue_option(&o->design.no_epilogue_fusion);
     options[n++] = cli_json_option(&o->json);
+    options[n++] = cli_string("report", "FILE.html", &o->report_path,
+                              "also write a self-contained HTML report: the fusion groups\n"
+                              "over the layers with their DRAM bytes, time and energy per\n"
+                              "group, a roofline, and each layer's mapping");
     options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
                          "plans (ga) or seconds (ilp): use --plan-budget or --time-limit");
     options[n++].deprecated = true;
@@ -91,6 +98,10 @@ static int parse_fuse_options(cli_command *cmd, int argc, char **argv, fuse_opti
         return cli_usage_error(cmd, "fuse needs --arch and --model");
     if (o->algo == ALGO_FADIFF && o->mapper_budget > 0)
         return cli_usage_error(cmd, "--algo fadiff finds the mappings itself: drop --map-budget");
+    if (o->algo == ALGO_FADIFF && o->report_path)
+        return cli_usage_error(cmd, "--report draws each layer's mapping as the fusion evaluator "
+                                    "maps it, and fadiff keeps its own: use --algo ga, dp, ilp "
+                                    "or none");
     o->search.algorithm = o->algo == ALGO_FADIFF ? FU_ALGO_NONE : algos[o->algo];
     o->search.objective = objectives[o->objective];
     if (o->old_budget > 0) { /* plans for ga, seconds for ilp, as it always meant */
@@ -238,6 +249,26 @@ static void print_fuse_json(const wl_graph *g, const arch_spec *a, const fuse_op
 
 static volatile int interrupted;
 
+/* The HTML report of plan p (cost c, layer by layer base) of g on a at
+ * path (report.h, kind "fusion"). */
+static as_code write_fuse_report(const char *path, fu_evaluator *e, const wl_graph *g,
+                                 const arch_spec *a, const fuse_options *o, const fu_plan *p,
+                                 const fu_plan_cost *c, const fu_plan_cost *base, as_status *st)
+{
+    json_t *plan = fu_plan_json(e, p, c, st);
+    if (!plan)
+        return st->code;
+    json_t *data = NULL;
+    if (as_json_put(plan, "model", as_json_string(g->name)))
+        data = rp_fusion_data(a, plan, algo_names[o->algo], base, st);
+    else
+        as_fail(st, AS_ENOMEM, "out of memory");
+    json_decref(plan);
+    char title[256];
+    snprintf(title, sizeof title, "accelsearch fuse: %s on %s", g->name, a->name);
+    return cli_write_report(path, title, data, st);
+}
+
 /* The precision conversion of the layer-by-layer baseline, warned about
  * with map's warning: the fusion library does not report it, so the
  * layers are costed once more by map_network_evaluate, the costing the
@@ -368,6 +399,9 @@ int cli_fuse(int argc, char **argv)
         print_fuse_json(g, a, &o, &lowered, &plan, &cost, &base_cost, &run, ops);
     else
         print_fuse_table(g, a, &o, &lowered, &plan, &cost, &base_cost, ops);
+    if (o.report_path &&
+        write_fuse_report(o.report_path, e, g, a, &o, &plan, &cost, &base_cost, &st) != AS_OK)
+        goto failed;
     goto done;
 failed:
     rc = cli_fail(&cmd, &st);

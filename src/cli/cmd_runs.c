@@ -98,21 +98,28 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
     };
 }
 
+int cli_run_id_argument(cli_command *cmd, int64_t *run_id)
+{
+    if (cmd->n_positional == 0)
+        return CLI_PARSED;
+    const char *run = cmd->positional[0];
+    char *end;
+    errno = 0;
+    long long id = strtoll(run, &end, 10);
+    if (*run == '\0' || *end != '\0' || errno == ERANGE || id < 1)
+        return cli_usage_error(cmd, "RUN wants a run id (a positive integer), got '%s'", run);
+    *run_id = id;
+    return CLI_PARSED;
+}
+
 /* Parse argv (after the action) into o; CLI_PARSED, or an exit status. */
 static int parse_runs_options(cli_command *cmd, int argc, char **argv, runs_options *o)
 {
     int rc = cli_parse(cmd, argc, argv);
     if (rc != CLI_PARSED)
         return rc;
-    if (cmd->n_positional > 0) {
-        const char *run = cmd->positional[0];
-        char *end;
-        errno = 0;
-        long long id = strtoll(run, &end, 10);
-        if (*run == '\0' || *end != '\0' || errno == ERANGE || id < 1)
-            return cli_usage_error(cmd, "RUN wants a run id (a positive integer), got '%s'", run);
-        o->run_id = id;
-    }
+    if ((rc = cli_run_id_argument(cmd, &o->run_id)) != CLI_PARSED)
+        return rc;
     if (o->emit_arch && o->layers)
         return cli_usage_error(cmd, "give --emit-arch or --layers, not both");
     if ((o->design >= 0) != (o->emit_arch != NULL || o->layers))
@@ -215,8 +222,7 @@ static as_code list_runs(store *s, const char *db, bool json, as_status *st)
     return AS_OK;
 }
 
-/* Run id into *out, or the newest run when id is 0. */
-static as_code find_run(store *s, const char *db, int64_t id, store_run *out, as_status *st)
+as_code cli_find_run(store *s, const char *db, int64_t id, store_run *out, as_status *st)
 {
     if (id > 0)
         return store_run_get(s, id, out, st);
@@ -592,8 +598,8 @@ static as_code show_run(store *s, const char *db, const store_run *run, bool jso
  * that name (a built-in) or from space_path, and must have that digest:
  * a space changed since the run would decode other designs.
  */
-static as_code run_space(store *s, const store_run *run, const char *space_path, se_space *out,
-                         as_status *st)
+as_code cli_run_space(store *s, const store_run *run, const char *space_path, se_space *out,
+                      as_status *st)
 {
     char *config, name[SE_NAME_BYTES + 1] = "";
     unsigned long long digest = 0;
@@ -671,7 +677,7 @@ static as_code find_front_design(store *s, const char *db, const store_run *run,
     char *front_json = NULL, what[128];
     json_t *front = NULL;
     memset(d, 0, sizeof *d);
-    as_code code = run_space(s, run, o->space, &d->space, st);
+    as_code code = cli_run_space(s, run, o->space, &d->space, st);
     if (code == AS_OK)
         code = store_last_front(s, run->id, &iteration, &hypervolume, &front_json, st);
     snprintf(what, sizeof what, "%s: run %lld, design %lld", db, (long long)run->id,
@@ -948,7 +954,7 @@ static int runs_action_run(runs_action action, int argc, char **argv)
     as_code code = store_open(&s, o.db, &st);
     if (code == AS_OK && o.action == RUNS_LIST)
         code = list_runs(s, o.db, o.json, &st);
-    else if (code == AS_OK && (code = find_run(s, o.db, o.run_id, &run, &st)) == AS_OK &&
+    else if (code == AS_OK && (code = cli_find_run(s, o.db, o.run_id, &run, &st)) == AS_OK &&
              o.design >= 0 && strcmp(run_kind(s, run.id), "search") != 0)
         code = as_fail(&st, AS_EINVAL,
                        "run %lld is a %s run: it has %s, not a front of designs "

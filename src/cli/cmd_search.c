@@ -5,6 +5,8 @@
  */
 #include "cli.h"
 
+#include "report/report.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@ typedef struct search_cli {
     bool no_db;
     bool json;
     const char *emit_arch_dir;                   /* --emit-arch: NULL for none */
+    const char *report_path;                     /* --report: NULL for none */
     const char *baseline_args[SE_MAX_BASELINES]; /* --baseline: presets or files */
     int n_baseline_args;
     se_baseline baselines[SE_MAX_BASELINES];
@@ -53,7 +56,7 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 static const char *const old_hw_budget[] = {"budget", NULL};
 static const char *const old_plan_budget[] = {"sw-budget", NULL};
 
-enum { SEARCH_MAX_OPTIONS = 30 };
+enum { SEARCH_MAX_OPTIONS = 32 };
 
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
@@ -121,6 +124,11 @@ static cli_command search_command(cli_option *options, search_cli *c)
     n += cli_add_model_options(options + n, &c->load, false);
     options[n++] = cli_epilogue_option(&c->run.no_epilogue_fusion);
     options[n++] = cli_json_option(&c->json);
+    options[n++] = cli_string("report", "FILE.html", &c->report_path,
+                              "also write a self-contained HTML report: the Pareto front among\n"
+                              "every candidate, the hypervolume curve, the front's parameters\n"
+                              "and the chosen design per workload (accelsearch report RUN\n"
+                              "draws a stored run again)");
     options[n++] = cli_string("emit-arch", "DIR", &c->emit_arch_dir,
                               "write each Pareto-front design K as DIR/design-K.yaml\n"
                               "(architecture files that map, fuse and arch show read)");
@@ -607,6 +615,32 @@ static as_code emit_front(const se_space *s, const se_result *r, const char *dir
     return AS_OK;
 }
 
+/* The HTML report of result r (report.h) at c->report_path: the run's
+ * configuration as the store keeps it, read back by the parser that
+ * reads stored runs, so that a report of a run and of its stored copy
+ * say the same. */
+static as_code write_search_report(const se_space *s, const search_cli *c, const se_result *r,
+                                   as_status *st)
+{
+    enum { CONFIG_BYTES = 8192 };
+    char *text = malloc(CONFIG_BYTES);
+    se_run_config *cfg = malloc(sizeof *cfg);
+    as_code code = text && cfg ? AS_OK : as_fail(st, AS_ENOMEM, "out of memory");
+    if (code == AS_OK) {
+        se_run_config_text(s, c->workload, c->n_models, &c->run, text, CONFIG_BYTES);
+        code = se_run_config_parse(text, cfg, st);
+    }
+    if (code == AS_OK) {
+        char title[256];
+        snprintf(title, sizeof title, "accelsearch search: %s", s->name);
+        code = cli_write_report(c->report_path, title,
+                                rp_search_data(s, cfg, c->run.seed, r, c->baselines, st), st);
+    }
+    free(text);
+    free(cfg);
+    return code;
+}
+
 int cli_search(int argc, char **argv)
 {
     search_cli c = {0};
@@ -656,6 +690,8 @@ int cli_search(int argc, char **argv)
     /* With --json the lines go to stderr: stdout stays one JSON object. */
     if (c.emit_arch_dir &&
         emit_front(&space, &result, c.emit_arch_dir, c.json ? stderr : stdout, &st) != AS_OK)
+        rc = cli_fail(&cmd, &st);
+    if (c.report_path && write_search_report(&space, &c, &result, &st) != AS_OK)
         rc = cli_fail(&cmd, &st);
     se_result_free(&result);
     return rc;

@@ -24,6 +24,7 @@ static const char usage_text[] =
     "                                    compression x algorithm x format x software x\n"
     "                                    hardware, with its summary tables; study show RUN\n"
     "  runs list|show|export             read the run store of past searches and tunings\n"
+    "  report [RUN] [-o FILE.html]       a search run's self-contained HTML report\n"
     "  zoo list [--json]                 list the built-in models\n"
     "  model info MODEL [options]        parameters, MACs, working sets and the loop-nest\n"
     "                                    problem of every layer; MODEL is a zoo name or an\n"
@@ -68,9 +69,9 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    {"search", cli_search}, {"tune", cli_tune},   {"study", cli_study}, {"runs", cli_runs},
-    {"zoo", cli_zoo},       {"model", cli_model}, {"arch", cli_arch},   {"eval", cli_eval},
-    {"map", cli_map},       {"fuse", cli_fuse},
+    {"search", cli_search}, {"tune", cli_tune},   {"study", cli_study},   {"runs", cli_runs},
+    {"zoo", cli_zoo},       {"model", cli_model}, {"arch", cli_arch},     {"eval", cli_eval},
+    {"map", cli_map},       {"fuse", cli_fuse},   {"report", cli_report},
 };
 enum { N_COMMANDS = (int)(sizeof commands / sizeof commands[0]) };
 
