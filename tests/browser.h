@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #define CHROMIUM "chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars"
 
 /* The whole of a file, malloc'd. */
@@ -75,4 +77,22 @@ static inline void screenshot(const char *path, const char *name, int width, int
     assert_true(s.st_size > 10000);
 }
 
+/* The data a report page embeds (its #report-data element), parsed. */
+static inline json_t *page_data(const char *path)
+{
+    char *page = slurp(path);
+    const char *open = "id=\"report-data\">";
+    char *from = strstr(page, open);
+    assert_non_null(from);
+    from += strlen(open);
+    char *to = strstr(from, "</script>");
+    assert_non_null(to);
+    *to = 0;
+    json_error_t error;
+    json_t *data = json_loads(from, 0, &error);
+    if (!data)
+        fail_msg("%s: the report's data does not parse: %s", path, error.text);
+    free(page);
+    return data;
+}
 #endif
