@@ -68,6 +68,18 @@ static void bench_report(const char *what, const char *model, const char *path, 
     fflush(stdout);
 }
 
+/* The reports measured: `accelsearch COMMAND --model M OPTIONS --report
+ * PATH`. */
+static const struct {
+    const char *name, *command, *options;
+} commands[] = {
+    {"map", "map --arch eyeriss", "--map-budget 200 --threads 2"},
+    {"fuse", "fuse --arch eyeriss", "--map-budget 200 --plan-budget 64 --threads 2"},
+    {"search", "search",
+     "--budget 16 --batch 4 --sw-budget 32 --map-budget 100 --threads 2 --no-db"},
+};
+enum { N_COMMANDS = (int)(sizeof commands / sizeof commands[0]) };
+
 int main(int argc, char **argv)
 {
     static const char *const default_models[] = {"efficientnet_b7", "gpt2"};
@@ -89,26 +101,13 @@ int main(int argc, char **argv)
     printf("%-16s %-8s %13s %12s %12s %12s\n", "model", "report", "size", "render", "startup",
            "page");
     for (int m = 0; m < n_models; m++) {
-        snprintf(path, sizeof path, "%s/%s-map.html", dir, models[m]);
-        snprintf(args, sizeof args,
-                 "map --arch eyeriss --model %s --map-budget 200 --threads 2 --report '%s'",
-                 models[m], path);
-        if (accelsearch(args))
-            bench_report("map", models[m], path, startup);
-        snprintf(path, sizeof path, "%s/%s-fuse.html", dir, models[m]);
-        snprintf(args, sizeof args,
-                 "fuse --arch eyeriss --model %s --map-budget 200 --plan-budget 64 --threads 2 "
-                 "--report '%s'",
-                 models[m], path);
-        if (accelsearch(args))
-            bench_report("fuse", models[m], path, startup);
-        snprintf(path, sizeof path, "%s/%s-search.html", dir, models[m]);
-        snprintf(args, sizeof args,
-                 "search --model %s --budget 16 --batch 4 --sw-budget 32 --map-budget 100 "
-                 "--threads 2 --no-db --report '%s'",
-                 models[m], path);
-        if (accelsearch(args))
-            bench_report("search", models[m], path, startup);
+        for (int k = 0; k < N_COMMANDS; k++) {
+            snprintf(path, sizeof path, "%s/%s-%s.html", dir, models[m], commands[k].name);
+            snprintf(args, sizeof args, "%s --model %s %s --report '%s'", commands[k].command,
+                     models[m], commands[k].options, path);
+            if (accelsearch(args))
+                bench_report(commands[k].name, models[m], path, startup);
+        }
     }
     char cleanup[700];
     snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);

@@ -130,6 +130,23 @@ static bool same_json(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
+/* Run `accelsearch args` (with --json and --report path in it): its
+ * standard output parsed, and the report's data into *data. */
+static json_t *run_with_report(const char *args, const char *path, json_t **data)
+{
+    remove(path);
+    run_result r;
+    run(&r, args);
+    if (r.status != 0)
+        fail_msg("accelsearch %s: exit %d: %s", args, r.status, r.err);
+    json_error_t error;
+    json_t *out = json_loads(r.out, 0, &error);
+    assert_non_null(out);
+    free(r.out);
+    *data = page_data(path);
+    return out;
+}
+
 /* The candidate objects of a search report's data whose (iteration,
  * slot) is that of JSON candidate c (search --json's form). */
 static const json_t *find_candidate(const json_t *data, const json_t *c)
@@ -158,21 +175,13 @@ static void test_search_report(void **state)
     snprintf(path, sizeof path, "%s/report_search.html", AS_TEST_TMP_DIR);
     snprintf(again, sizeof again, "%s/report_run.html", AS_TEST_TMP_DIR);
     remove_store(db);
-    remove(path);
     remove(again);
-    run_result r;
     snprintf(args, sizeof args,
              "search --model resnet18 --validate-model mobilenet_v2 --baseline eyeriss "
              "--budget 6 --batch 3 --sw-budget 32 --map-budget 100 --threads 2 --json "
              "--db '%s' --report '%s'",
              db, path);
-    run(&r, args);
-    assert_int_equal(r.status, 0);
-    json_error_t error;
-    json_t *out = json_loads(r.out, 0, &error);
-    assert_non_null(out);
-    free(r.out);
-    json_t *data = page_data(path);
+    json_t *data, *out = run_with_report(args, path, &data);
     assert_string_equal(json_string_value(json_object_get(data, "kind")), "search");
 
     /* Every evaluated candidate (the baseline design first), each where
@@ -236,6 +245,7 @@ static void test_search_report(void **state)
     }
 
     /* The stored run's report: the same run, as far as the store keeps it. */
+    run_result r;
     snprintf(args, sizeof args, "report 1 --db '%s' -o '%s'", db, again);
     run(&r, args);
     assert_int_equal(r.status, 0);
@@ -265,19 +275,11 @@ static void test_fuse_report(void **state)
     (void)state;
     char path[512], args[1024];
     snprintf(path, sizeof path, "%s/report_fuse.html", AS_TEST_TMP_DIR);
-    remove(path);
     snprintf(args, sizeof args,
              "fuse --arch eyeriss --model mobilenet_v2 --plan-budget 64 --map-budget 200 "
              "--threads 2 --json --report '%s'",
              path);
-    run_result r;
-    run(&r, args);
-    assert_int_equal(r.status, 0);
-    json_error_t error;
-    json_t *out = json_loads(r.out, 0, &error);
-    assert_non_null(out);
-    free(r.out);
-    json_t *data = page_data(path);
+    json_t *data, *out = run_with_report(args, path, &data);
     assert_string_equal(json_string_value(json_object_get(data, "kind")), "fusion");
     assert_string_equal(json_string_value(json_object_get(data, "algorithm")), "ga");
     const json_t *groups = json_object_get(data, "groups");

@@ -141,18 +141,9 @@ static void apply_search_options(const map_cli_options *o, map_search_options *s
 static as_code write_network_report(const char *path, const wl_graph *g, const arch_spec *a,
                                     const map_network_result *r, as_status *st)
 {
-    json_t *data = rp_network_data(g, a, r, cli_fused_layer_name, st);
-    if (!data)
-        return st->code;
-    FILE *f = fopen(path, "w");
     char title[256];
     snprintf(title, sizeof title, "accelsearch map: %s on %s", g->name, a->name);
-    as_code code = f ? rp_write_html(f, title, data, st)
-                     : as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
-    if (f && fclose(f) != 0 && code == AS_OK)
-        code = as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
-    json_decref(data);
-    return code;
+    return cli_write_report(path, title, rp_network_data(g, a, r, cli_fused_layer_name, st), st);
 }
 
 static volatile int interrupted;
