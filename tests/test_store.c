@@ -432,8 +432,8 @@ static void test_foreign_files_refused(void **state)
 
     fresh_path("newer", path, sizeof path);
     store_close(open_store(path));
-    sqlite_exec(path, "UPDATE meta SET value = 2 WHERE key = 'schema_version'");
-    assert_int_equal(open_fails(path, "newer accelsearch (store schema 2"), AS_EINVAL);
+    sqlite_exec(path, "UPDATE meta SET value = 3 WHERE key = 'schema_version'");
+    assert_int_equal(open_fails(path, "newer accelsearch (store schema 3"), AS_EINVAL);
 
     fresh_path("no_meta", path, sizeof path);
     sqlite_exec(path, "CREATE TABLE runs (id INTEGER)");
@@ -788,6 +788,49 @@ static void test_two_connections(void **state)
     store_close(b);
 }
 
+/* A store of schema 1 (no owners) is upgraded when opened: its runs keep
+ * their state, with no owner; new runs get one. */
+static void test_schema_1_upgraded(void **state)
+{
+    (void)state;
+    char path[512];
+    fresh_path("schema1", path, sizeof path);
+    store *s = open_store(path);
+    int64_t old = begin_run(s, "old", top_bit_seed);
+    store_close(s);
+    sqlite_exec(path, "ALTER TABLE runs DROP COLUMN owner");
+    sqlite_exec(path, "UPDATE meta SET value = 1 WHERE key = 'schema_version'");
+    s = open_store(path);
+    as_status st;
+    as_status_clear(&st);
+    store_run r;
+    assert_int_equal(store_run_get(s, old, &r, &st), AS_OK);
+    assert_int_equal(r.state, STORE_RUNNING);
+    assert_string_equal(r.owner, "");
+    assert_false(r.killed);
+    int64_t fresh = begin_run(s, "new", top_bit_seed);
+    assert_int_equal(store_run_get(s, fresh, &r, &st), AS_OK);
+    assert_true(strlen(r.owner) > 4);
+    /* Deleting a run takes its rows and fronts; a live run is refused. */
+    store_row row;
+    fill_row(&row, 0, 0, 0);
+    assert_int_equal(store_put_row(s, old, &row, &st), AS_OK);
+    assert_int_equal(store_run_delete(s, old, &st), AS_OK);
+    assert_int_equal(store_run_get(s, old, &r, &st), AS_EINVAL);
+    as_status_clear(&st);
+    assert_int_equal(store_run_delete(s, fresh, &st), AS_EINVAL);
+    assert_non_null(strstr(st.message, "is running"));
+    as_status_clear(&st);
+    assert_int_equal(store_run_set_state(s, fresh, STORE_FINISHED, &st), AS_OK);
+    assert_int_equal(store_run_delete(s, fresh, &st), AS_OK);
+    store_run *runs;
+    int64_t n;
+    assert_int_equal(store_run_list(s, &runs, &n, &st), AS_OK);
+    assert_int_equal(n, 0);
+    free(runs);
+    store_close(s);
+}
+
 static void test_sigkill_keeps_committed_rows(void **state)
 {
     (void)state;
@@ -829,7 +872,10 @@ static void test_sigkill_keeps_committed_rows(void **state)
     assert_int_equal(store_run_list(s, &runs, &n, &st), AS_OK);
     assert_int_equal(n, 1);
     assert_int_equal(runs[0].n_rows, COMMITTED);
-    assert_int_equal(runs[0].state, STORE_RUNNING);
+    /* Left running by a process that is gone: killed, so interrupted. */
+    assert_int_equal(runs[0].state, STORE_INTERRUPTED);
+    assert_true(runs[0].killed);
+    assert_non_null(strstr(runs[0].owner, " "));
     assert_int_equal(resumable(s, "killed", top_bit_seed), runs[0].id);
     visited v = {0};
     assert_int_equal(store_each_row(s, runs[0].id, check_and_collect, &v, &st), AS_OK);
@@ -855,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_export_csv),
         cmocka_unit_test(test_json_reader),
         cmocka_unit_test(test_two_connections),
+        cmocka_unit_test(test_schema_1_upgraded),
         cmocka_unit_test(test_sigkill_keeps_committed_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,6 +169,8 @@ void cli_json_int(cli_json *j, int64_t v);
 void cli_json_double(cli_json *j, double v);
 void cli_json_bool(cli_json *j, bool v);
 void cli_json_null(cli_json *j);
+/* A copy of a JSON value (a stored front, ...). */
+void cli_json_value(cli_json *j, const json_t *v);
 /* "key": value in one call, for the common case of a scalar member. */
 void cli_json_string_field(cli_json *j, const char *key, const char *s);
 void cli_json_int_field(cli_json *j, const char *key, int64_t v);
@@ -324,6 +326,13 @@ as_code cli_find_run(store *s, const char *db, int64_t id, store_run *out, as_st
 int cli_run_id_argument(cli_command *cmd, int64_t *run_id);
 as_code cli_run_space(store *s, const store_run *run, const char *space_path, se_space *out,
                       as_status *st);
+/* runs resume, delete and compare (cmd_runs_manage.c), and the store at
+ * db opened when it exists (never creating one). */
+int cli_runs_resume(int argc, char **argv);
+int cli_runs_delete(int argc, char **argv);
+int cli_runs_compare(int argc, char **argv);
+void cli_runs_manage_help(FILE *out);
+as_code cli_store_open_existing(const char *db, store **out, as_status *st);
 /* Write an HTML report of data (report.h; consumed) to path, titled
  * title; the error names the file (cmd_report.c). */
 as_code cli_write_report(const char *path, const char *title, json_t *data, as_status *st);

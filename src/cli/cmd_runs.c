@@ -995,11 +995,18 @@ static void print_runs_help(FILE *out)
             fputc('\n', out);
         cli_print_help(&cmd, out);
     }
+    fputc('\n', out);
+    cli_runs_manage_help(out);
 }
 
 int cli_runs(int argc, char **argv)
 {
-    static const cli_action actions[] = {
-        {"list", runs_list}, {"show", runs_show}, {"export", runs_export}, {NULL, NULL}};
+    static const cli_action actions[] = {{"list", runs_list},
+                                         {"show", runs_show},
+                                         {"export", runs_export},
+                                         {"resume", cli_runs_resume},
+                                         {"delete", cli_runs_delete},
+                                         {"compare", cli_runs_compare},
+                                         {NULL, NULL}};
     return cli_dispatch("runs", actions, print_runs_help, argc, argv);
 }

@@ -126,6 +126,11 @@ void cli_json_double(cli_json *j, double v)
     attach(j, as_json_number(v));
 }
 
+void cli_json_value(cli_json *j, const json_t *v)
+{
+    attach(j, json_deep_copy(v));
+}
+
 void cli_json_bool(cli_json *j, bool v)
 {
     attach(j, json_boolean(v));

@@ -84,6 +84,14 @@ double se_metric_value(const se_metrics *m, int i)
     return *(const double *)((const char *)m + METRIC_FIELDS[i].offset);
 }
 
+void se_metrics_from_json(const json_t *o, se_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < SE_N_METRICS; i++)
+        *(double *)((char *)m + METRIC_FIELDS[i].offset) =
+            json_number_value(json_object_get(o, METRIC_FIELDS[i].name));
+}
+
 double se_metrics_objective(const se_metrics *m, se_objective o)
 {
     switch (o) {

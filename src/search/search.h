@@ -197,6 +197,9 @@ double se_metrics_objective(const se_metrics *m, se_objective o);
 enum { SE_N_METRICS = 6 };
 const char *se_metric_name(int i);
 double se_metric_value(const se_metrics *m, int i);
+/* The metrics an object names by those members (a stored front point);
+ * a member absent reads 0. */
+void se_metrics_from_json(const json_t *o, se_metrics *m);
 
 /* What evaluating a design (or one workload on it) came to: the part
  * every candidate record shares (se_candidate, se_workload_result and the

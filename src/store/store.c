@@ -31,14 +31,18 @@
  */
 #include "store_private.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
-    SCHEMA_VERSION = 1,      /* of the tables below; a newer store is refused */
+    SCHEMA_VERSION = 2,      /* of the tables below; a newer store is refused, an older
+                                one upgraded (migrate_schema) */
     BUSY_TIMEOUT_MS = 10000, /* how long to wait for another process's transaction */
     LIST_BYTES = 1024,       /* room for a list of the rows table's columns */
     SQL_BYTES = 4096,        /* room for a statement built from such lists */
@@ -117,6 +121,9 @@ typedef enum stmt_id {
     SQL_RUN_LIST,
     SQL_RUN_GET,
     SQL_RUN_CONFIG,
+    SQL_RUN_DELETE_ROWS,
+    SQL_RUN_DELETE_FRONTS,
+    SQL_RUN_DELETE,
     SQL_ROW_INSERT, /* built from store_row_columns */
     SQL_ROW_SELECT, /* built from store_row_columns */
     SQL_FRONT_INSERT,
@@ -132,18 +139,21 @@ typedef enum stmt_id {
     " (SELECT count(*) FROM (SELECT DISTINCT iteration, slot FROM rows"                            \
     "                        WHERE run_id = runs.id)),"                                            \
     " (SELECT count(*) FROM fronts WHERE run_id = runs.id),"                                       \
-    " (SELECT hypervolume FROM fronts WHERE run_id = runs.id ORDER BY iteration DESC LIMIT 1)"     \
-    " FROM runs"
+    " (SELECT hypervolume FROM fronts WHERE run_id = runs.id ORDER BY iteration DESC LIMIT 1),"    \
+    " owner FROM runs"
 
 static const char *const fixed_sql[SQL_COUNT] = {
-    [SQL_RUN_INSERT] = "INSERT INTO runs (created, version, seed, state, summary, config)"
-                       " VALUES (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?1, ?2, ?3, ?4, ?5)",
+    [SQL_RUN_INSERT] = "INSERT INTO runs (created, version, seed, state, summary, config, owner)"
+                       " VALUES (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6)",
     [SQL_RUN_RESUMABLE] = "SELECT id FROM runs WHERE config = ?1 AND seed = ?2 AND state <> ?3"
                           " ORDER BY id DESC LIMIT 1",
-    [SQL_RUN_SET_STATE] = "UPDATE runs SET state = ?2 WHERE id = ?1",
+    [SQL_RUN_SET_STATE] = "UPDATE runs SET state = ?2, owner = ?3 WHERE id = ?1",
     [SQL_RUN_LIST] = RUN_SELECT " ORDER BY id",
     [SQL_RUN_GET] = RUN_SELECT " WHERE id = ?1",
     [SQL_RUN_CONFIG] = "SELECT config FROM runs WHERE id = ?1",
+    [SQL_RUN_DELETE_ROWS] = "DELETE FROM rows WHERE run_id = ?1",
+    [SQL_RUN_DELETE_FRONTS] = "DELETE FROM fronts WHERE run_id = ?1",
+    [SQL_RUN_DELETE] = "DELETE FROM runs WHERE id = ?1",
     [SQL_FRONT_INSERT] = "INSERT INTO fronts (run_id, iteration, evaluations, hypervolume,"
                          " front_json) VALUES (?1, ?2, ?3, ?4, ?5)",
     [SQL_FRONT_LAST] = "SELECT iteration, hypervolume, front_json FROM fronts WHERE run_id = ?1"
@@ -349,7 +359,8 @@ static void schema_text(char *sql)
              " seed INTEGER NOT NULL," /* the bits of a uint64_t */
              " state TEXT NOT NULL CHECK (state IN ('running', 'interrupted', 'finished')),"
              " summary TEXT NOT NULL,"
-             " config TEXT NOT NULL);"
+             " config TEXT NOT NULL,"
+             " owner TEXT NOT NULL DEFAULT '');" /* store_owner_text's, schema 2 */
              "CREATE TABLE rows ("
              " run_id INTEGER NOT NULL REFERENCES runs (id), %s,"
              " UNIQUE (run_id, iteration, slot, round));"
@@ -418,8 +429,9 @@ static as_code list_tables(store *s, int *n_tables, bool *has_meta, char *foreig
     return rc == SQLITE_DONE ? AS_OK : db_fail(s, st, "reading the schema");
 }
 
-/* Whether meta names this program and a schema version it reads. */
-static as_code check_version(store *s, as_status *st)
+/* Whether meta names this program and a schema version it reads (into
+ * *version). */
+static as_code check_version(store *s, int64_t *version_out, as_status *st)
 {
     char *application = NULL;
     int64_t version = 0;
@@ -440,13 +452,14 @@ static as_code check_version(store *s, as_status *st)
                        "schema %d)",
                        s->path, (long long)version, SCHEMA_VERSION);
     free(application);
+    *version_out = version;
     return code;
 }
 
 /* Whether the file is empty (*empty) or one of our stores of a schema we
  * read; anything else fails naming the path: a file that is not SQLite
  * (SQLite's "file is not a database"), foreign tables, a newer schema. */
-static as_code check_schema(store *s, bool *empty, as_status *st)
+static as_code check_schema(store *s, bool *empty, int64_t *version, as_status *st)
 {
     int n_tables;
     bool has_meta;
@@ -460,24 +473,105 @@ static as_code check_schema(store *s, bool *empty, as_status *st)
                        s->path, foreign);
     if (!has_meta)
         return as_fail(st, AS_EINVAL, "%s: not an accelsearch run store (no meta table)", s->path);
-    return check_version(s, st);
+    return check_version(s, version, st);
 }
 
-/* Check the file's schema, creating it in an empty file.  Creation holds
+/* -------------------------------------------------------------- owners */
+
+/*
+ * The process that last set a run's state owns it: the runs' owner column
+ * names it "HOST PID START", START being the process's start time in
+ * clock ticks since boot (/proc/PID/stat, field 22) so that a PID the
+ * system has given to another process since does not pass for the owner.
+ * A run left "running" by an owner that is gone from this host was killed
+ * (SIGKILL, a crash, a power cut): it reads as interrupted.  An owner on
+ * another host cannot be checked; its run reads as it was left.
+ */
+
+/* Start time of process pid (0: no such process, or no /proc). */
+static unsigned long long process_start(long pid)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = 0;
+    /* Fields after the command name, which is in parentheses and may hold
+     * spaces: state is field 3, start time field 22. */
+    const char *p = strrchr(line, ')');
+    unsigned long long start = 0;
+    for (int field = 2; p && *p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (p)
+        sscanf(p + 1, "%llu", &start);
+    return start;
+}
+
+/* This process as an owner. */
+static void owner_text(char *buf, size_t size)
+{
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    long pid = (long)getpid();
+    snprintf(buf, size, "%s %ld %llu", host[0] ? host : "?", pid, process_start(pid));
+}
+
+/* Whether owner (owner_text's form) is a process of this host that has
+ * ended.  An empty owner (a run of schema 1) is not known to be gone. */
+static bool owner_is_gone(const char *owner)
+{
+    char host[128], this_host[128] = "";
+    long pid;
+    unsigned long long start;
+    if (sscanf(owner, "%127s %ld %llu", host, &pid, &start) != 3)
+        return false;
+    gethostname(this_host, sizeof this_host - 1);
+    if (strcmp(host, this_host) != 0)
+        return false;
+    unsigned long long now = process_start(pid);
+    return now == 0 ? kill((pid_t)pid, 0) != 0 && errno == ESRCH : now != start;
+}
+
+/* Upgrade a store of an older schema version, inside the caller's
+ * transaction.  Schema 2 added the runs' owner (the lock that tells a
+ * killed run from a running one); older runs have none. */
+static as_code migrate_schema(store *s, int64_t version, as_status *st)
+{
+    as_code code = AS_OK;
+    if (version < 2)
+        code = exec(s, "ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+                    "upgrading the store to schema 2", st);
+    if (code == AS_OK) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE meta SET value = %d WHERE key = 'schema_version'",
+                 SCHEMA_VERSION);
+        code = exec(s, sql, "upgrading the store", st);
+    }
+    return code;
+}
+
+/* Check the file's schema, creating it in an empty file (or upgrading an
+ * older one).  Creation holds
  * the write lock and looks again, since another process may be creating
  * the same store at the same moment. */
 static as_code make_schema(store *s, as_status *st)
 {
     bool empty;
-    as_code code = check_schema(s, &empty, st);
-    if (code != AS_OK || !empty)
+    int64_t version = 0;
+    as_code code = check_schema(s, &empty, &version, st);
+    if (code != AS_OK || (!empty && version == SCHEMA_VERSION))
         return code;
     if ((code = exec(s, "BEGIN IMMEDIATE", "creating the store", st)) != AS_OK)
         return code;
-    if ((code = check_schema(s, &empty, st)) == AS_OK && empty) {
+    if ((code = check_schema(s, &empty, &version, st)) == AS_OK && empty) {
         char sql[SQL_BYTES];
         schema_text(sql);
         code = exec(s, sql, "creating the store", st);
+    } else if (code == AS_OK && version < SCHEMA_VERSION) {
+        code = migrate_schema(s, version, st);
     }
     if (code == AS_OK)
         return exec(s, "COMMIT", "creating the store", st);
@@ -577,8 +671,10 @@ as_code store_run_begin(store *s, const char *config, uint64_t seed, const char 
     sqlite3_stmt *q = statement(s, SQL_RUN_INSERT, st);
     if (!q)
         return AS_EINTERNAL;
-    int rc = bind_params(q, "tittt", version, seed_bits(seed), state_names[STORE_RUNNING], summary,
-                         config);
+    char owner[STORE_OWNER_BYTES];
+    owner_text(owner, sizeof owner);
+    int rc = bind_params(q, "titttt", version, seed_bits(seed), state_names[STORE_RUNNING], summary,
+                         config, owner);
     if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_DONE)
         *run_id = sqlite3_last_insert_rowid(s->db);
     return finish(s, q, rc, st, "beginning a run");
@@ -592,9 +688,21 @@ as_code store_run_find_resumable(store *s, const char *config, uint64_t seed, in
     if (!q)
         return AS_EINTERNAL;
     int rc = bind_params(q, "tit", config, seed_bits(seed), state_names[STORE_FINISHED]);
+    int64_t found = 0;
     if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
-        *run_id = sqlite3_column_int64(q, 0);
-    return finish(s, q, rc, st, "looking for a run to resume");
+        found = sqlite3_column_int64(q, 0);
+    as_code code = finish(s, q, rc, st, "looking for a run to resume");
+    store_run run;
+    char self[STORE_OWNER_BYTES];
+    owner_text(self, sizeof self);
+    if (code == AS_OK && found > 0 && (code = store_run_get(s, found, &run, st)) == AS_OK) {
+        if (run.state == STORE_RUNNING && run.owner[0] && strcmp(run.owner, self) != 0)
+            return as_fail(st, AS_EINVAL,
+                           "%s: run %lld is running (process %s); it cannot be resumed twice",
+                           s->path, (long long)found, run.owner);
+        *run_id = found;
+    }
+    return code;
 }
 
 as_code store_run_set_state(store *s, int64_t run_id, store_state state, as_status *st)
@@ -605,7 +713,9 @@ as_code store_run_set_state(store *s, int64_t run_id, store_state state, as_stat
     sqlite3_stmt *q = statement(s, SQL_RUN_SET_STATE, st);
     if (!q)
         return AS_EINTERNAL;
-    int rc = bind_params(q, "it", run_id, state_names[state]);
+    char owner[STORE_OWNER_BYTES];
+    owner_text(owner, sizeof owner);
+    int rc = bind_params(q, "itt", run_id, state_names[state], owner);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q);
     as_code code = finish(s, q, rc, st, "setting the state of run %lld", (long long)run_id);
@@ -627,10 +737,14 @@ static as_code read_run(store *s, sqlite3_stmt *q, store_run *out, as_status *st
     out->n_candidates = sqlite3_column_int64(q, 7);
     out->n_iterations = sqlite3_column_int64(q, 8);
     out->hypervolume = out->n_iterations > 0 ? column_real(q, 9) : 0.0;
+    copy_text(out->owner, sizeof out->owner, column_text(q, 10));
     const char *state = column_text(q, 4);
     for (int k = 0; k < N_STATES; k++)
         if (strcmp(state, state_names[k]) == 0) {
             out->state = (store_state)k;
+            out->killed = out->state == STORE_RUNNING && owner_is_gone(out->owner);
+            if (out->killed)
+                out->state = STORE_INTERRUPTED;
             return AS_OK;
         }
     return as_fail(st, AS_EINVAL, "%s: run %lld has an unknown state '%s'", s->path,
@@ -695,6 +809,38 @@ as_code store_run_get(store *s, int64_t run_id, store_run *out, as_status *st)
         code = read_run(s, q, out, st);
         sqlite3_reset(q);
     }
+    return code;
+}
+
+/* Run the fixed statement id on run_id alone (a delete). */
+static as_code run_statement(store *s, stmt_id id, int64_t run_id, as_status *st)
+{
+    sqlite3_stmt *q = statement(s, id, st);
+    if (!q)
+        return AS_EINTERNAL;
+    int rc = bind_params(q, "i", run_id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    return finish(s, q, rc, st, "deleting run %lld", (long long)run_id);
+}
+
+as_code store_run_delete(store *s, int64_t run_id, as_status *st)
+{
+    store_run run;
+    as_code code = store_run_get(s, run_id, &run, st);
+    if (code != AS_OK)
+        return code;
+    if (run.state == STORE_RUNNING && run.owner[0])
+        return as_fail(st, AS_EINVAL, "%s: run %lld is running (process %s): stop it first",
+                       s->path, (long long)run_id, run.owner);
+    if ((code = exec(s, "BEGIN IMMEDIATE", "deleting a run", st)) != AS_OK)
+        return code;
+    static const stmt_id steps[] = {SQL_RUN_DELETE_ROWS, SQL_RUN_DELETE_FRONTS, SQL_RUN_DELETE};
+    for (size_t k = 0; code == AS_OK && k < sizeof steps / sizeof steps[0]; k++)
+        code = run_statement(s, steps[k], run_id, st);
+    if (code == AS_OK)
+        return exec(s, "COMMIT", "deleting a run", st);
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return code;
 }
 

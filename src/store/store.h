@@ -35,10 +35,14 @@ void store_close(store *s);
 /* ------------------------------------------------------------------ runs */
 
 typedef enum store_state {
-    STORE_RUNNING,     /* started and not ended (or killed: resumable) */
-    STORE_INTERRUPTED, /* stopped by the user; resumable */
+    STORE_RUNNING,     /* started and not ended, by a process still alive (or one on
+                          another host, or of a store before schema 2: unknown) */
+    STORE_INTERRUPTED, /* stopped by the user, or killed (its owner is gone); resumable */
     STORE_FINISHED,
 } store_state;
+
+/* Room for a run's owner: "HOST PID START" (store.c, "owners"). */
+#define STORE_OWNER_BYTES 192
 
 const char *store_state_name(store_state s); /* "running", ... */
 
@@ -53,6 +57,12 @@ typedef struct store_run {
     int64_t n_candidates; /* distinct (iteration, slot) */
     int64_t n_iterations; /* fronts stored */
     double hypervolume;   /* of the last front stored (0 when none) */
+    /* The process that last set its state, "HOST PID START" (empty in a
+     * store before schema 2), and whether it was killed: left running by
+     * an owner that is gone from this host (state then reads
+     * STORE_INTERRUPTED). */
+    char owner[STORE_OWNER_BYTES];
+    bool killed;
 } store_run;
 
 /* A new run with this configuration (canonical text, compared byte for
@@ -60,13 +70,17 @@ typedef struct store_run {
 as_code store_run_begin(store *s, const char *config, uint64_t seed, const char *version,
                         const char *summary, int64_t *run_id, as_status *st);
 /* The newest run whose configuration and seed equal these and whose state
- * is not finished: *run_id, or 0 when there is none. */
+ * is not finished: *run_id, or 0 when there is none.  Fails when that run
+ * is still running in a live process (it cannot be resumed twice). */
 as_code store_run_find_resumable(store *s, const char *config, uint64_t seed, int64_t *run_id,
                                  as_status *st);
 as_code store_run_set_state(store *s, int64_t run_id, store_state state, as_status *st);
 /* Every run, oldest first, into a malloc'd array (*out, caller frees). */
 as_code store_run_list(store *s, store_run **out, int64_t *n, as_status *st);
 as_code store_run_get(store *s, int64_t run_id, store_run *out, as_status *st);
+/* Delete a run with its rows and fronts, in one transaction.  A run
+ * still running (its owner alive) is refused. */
+as_code store_run_delete(store *s, int64_t run_id, as_status *st);
 /* The configuration text of a run (malloc'd, caller frees). */
 as_code store_run_config(store *s, int64_t run_id, char **config, as_status *st);
 
