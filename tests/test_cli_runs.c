@@ -189,7 +189,7 @@ static void test_show(void **state)
     runf(&r, NULL, "runs show 1 --json --db '%s'", db);
     assert_int_equal(r.status, 0);
     expect_in(r.out, "\"summary\": \"casco, tiny space, resnet50, budget 4\"");
-    expect_in(r.out, "\"config\": \"algo: casco\\nspace: tiny\\n\"");
+    expect_in(r.out, "\"config_text\": \"algo: casco\\nspace: tiny\\n\"");
     expect_in(r.out, "\"hypervolume_curve\": [");
     expect_in(r.out, "\"front_iteration\": 1,");
     expect_in(r.out, "\"pe_x\": 14,");
@@ -270,8 +270,8 @@ static void test_errors(void **state)
     snprintf(args, sizeof args, "runs show 1 2 --db '%s'", db);
     expect_usage_error(args, "unexpected argument '2'");
     expect_usage_error("runs list --db", "option needs a value: '--db'");
-    expect_usage_error("runs frobnicate", "runs wants list, show or export 'frobnicate'");
-    expect_usage_error("runs", "runs wants list, show or export");
+    expect_usage_error("runs frobnicate", "runs wants list, show, export, resume, delete or compare 'frobnicate'");
+    expect_usage_error("runs", "runs wants list, show, export, resume, delete or compare");
 
     snprintf(text, sizeof text, "%s/cli_runs_text.db", AS_TEST_TMP_DIR);
     FILE *f = fopen(text, "w");

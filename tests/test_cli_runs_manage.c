@@ -195,6 +195,27 @@ static void test_compare_and_delete(void **state)
         assert_true(json_array_size(json_object_get(one, "front")) >= 1);
     }
     json_decref(cmp);
+    /* runs show: the configuration as an object, the chosen front point. */
+    snprintf(args, sizeof args, "runs show 2 --json --db '%s'", db);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    json_t *shown = json_loads(r.out, 0, &error);
+    assert_non_null(shown);
+    free(r.out);
+    const json_t *config = json_object_get(shown, "config");
+    assert_string_equal(json_string_value(json_object_get(config, "algo")), "random");
+    assert_int_equal(json_array_size(json_object_get(config, "objectives")), 3);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(config, "models"), 0), "model")),
+                        "resnet18");
+    json_int_t chosen = json_integer_value(json_object_get(shown, "chosen"));
+    assert_true(chosen >= 0 && (size_t)chosen < json_array_size(json_object_get(shown, "front")));
+    json_decref(shown);
+    snprintf(args, sizeof args, "runs show 2 --db '%s'", db);
+    run(&r, args);
+    assert_non_null(strstr(r.out, "chosen design (nearest the ideal point)"));
+    free(r.out);
+
     snprintf(args, sizeof args, "runs compare 1 2 --db '%s'", db);
     run(&r, args);
     assert_int_equal(r.status, 0);

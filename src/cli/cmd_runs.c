@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -176,6 +177,8 @@ static void json_run(cli_json *j, const store_run *r, const char *kind)
         cli_json_string_field(j, "seed", seed);
     }
     cli_json_string_field(j, "state", store_state_name(r->state));
+    cli_json_bool_field(j, "killed", r->killed);
+    cli_json_string_field(j, "owner", r->owner);
     cli_json_string_field(j, "summary", r->summary);
     cli_json_int_field(j, "rows", r->n_rows);
     cli_json_int_field(j, "candidates", r->n_candidates);
@@ -353,7 +356,36 @@ typedef struct run_view {
     int64_t front_iteration; /* -1: no front yet */
     front_table front;
     int *width; /* per front column */
+    se_run_config cfg;
+    bool cfg_read;  /* the configuration parsed (a search run's) */
+    int64_t chosen; /* index into the front (-1: none) */
 } run_view;
+
+/* The front point a run chooses (nearest the ideal point, as se_run picks
+ * it from the same front in the same order), or -1. */
+static int64_t chosen_front_point(const run_view *v)
+{
+    int n_obj = v->cfg.n_objectives;
+    int64_t n = (int64_t)json_array_size(v->front.points);
+    if (!v->cfg_read || n == 0)
+        return -1;
+    double *y = malloc((size_t)(n * n_obj) * sizeof *y);
+    int64_t *all = malloc((size_t)n * sizeof *all);
+    int64_t chosen = -1;
+    if (y && all) {
+        for (int64_t i = 0; i < n; i++) {
+            se_metrics m;
+            se_metrics_from_json(json_array_get(v->front.points, (size_t)i), &m);
+            for (int k = 0; k < n_obj; k++)
+                y[i * n_obj + k] = log10(se_metrics_objective(&m, v->cfg.objectives[k]));
+            all[i] = i;
+        }
+        chosen = se_pick_nearest_ideal(y, all, n, n_obj);
+    }
+    free(y);
+    free(all);
+    return chosen;
+}
 
 static as_code read_run_view(store *s, const char *db, run_view *v, as_status *st)
 {
@@ -373,6 +405,9 @@ static as_code read_run_view(store *s, const char *db, run_view *v, as_status *s
     size_t n_keys = json_object_size(v->front.columns) + 1;
     if (code == AS_OK && !(v->width = calloc(n_keys, sizeof *v->width)))
         code = as_fail(st, AS_ENOMEM, "out of memory");
+    as_status ignored; /* a configuration from before the parser reads as text only */
+    v->cfg_read = code == AS_OK && se_run_config_parse(v->config, &v->cfg, &ignored) == AS_OK;
+    v->chosen = code == AS_OK && v->front_iteration >= 0 ? chosen_front_point(v) : -1;
     return code;
 }
 
@@ -423,6 +458,21 @@ static void print_run_view(const run_view *v)
            n_points == 1 ? "" : "s");
     if (n_points > 0 && json_object_size(v->front.columns) > 0)
         print_front_table(&v->front, v->width);
+    if (v->chosen >= 0) {
+        const json_t *p = json_array_get(v->front.points, (size_t)v->chosen);
+        printf("\nchosen design (nearest the ideal point): row %lld of the front\n",
+               (long long)v->chosen);
+        const char *key;
+        json_t *unused, *value;
+        json_object_foreach(v->front.columns, key, unused)
+        {
+            if ((value = json_object_get(p, key))) {
+                char *text = cell_text(value);
+                printf("  %-14s %s\n", key, text ? text : "");
+                free(text);
+            }
+        }
+    }
 }
 
 static void json_run_view(const run_view *v)
@@ -432,7 +482,16 @@ static void json_run_view(const run_view *v)
     cli_json_begin_object(&j);
     cli_json_key(&j, "run");
     json_run(&j, &v->run, "search");
-    cli_json_string_field(&j, "config", v->config);
+    if (v->cfg_read) {
+        json_t *config = se_run_config_json(&v->cfg);
+        cli_json_key(&j, "config");
+        if (config)
+            cli_json_value(&j, config);
+        else
+            cli_json_null(&j);
+        json_decref(config);
+    }
+    cli_json_string_field(&j, "config_text", v->config);
     cli_json_hypervolume_curve(&j, v->evaluations, v->hypervolume, v->n_curve);
     cli_json_int_field(&j, "front_iteration", v->front_iteration);
     cli_json_key(&j, "front");
@@ -454,6 +513,7 @@ static void json_run_view(const run_view *v)
         cli_json_end_object(&j);
     }
     cli_json_end_array(&j);
+    cli_json_int_field(&j, "chosen", v->chosen);
     cli_json_end_object(&j);
 }
 

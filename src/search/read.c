@@ -107,6 +107,41 @@ as_code se_run_config_parse(const char *text, se_run_config *out, as_status *st)
     return AS_OK;
 }
 
+json_t *se_run_config_json(const se_run_config *c)
+{
+    json_t *o = json_object(), *objectives = json_array(), *models = json_array();
+    bool ok = o && objectives && models;
+    for (int k = 0; ok && k < c->n_objectives; k++)
+        ok = as_json_push(objectives, as_json_string(se_objective_name(c->objectives[k])));
+    for (int k = 0; ok && k < c->n_workloads; k++) {
+        json_t *m = json_object();
+        ok = as_json_push(models, m) && as_json_put(m, "model", as_json_string(c->model[k])) &&
+             as_json_put(m, "validation", json_boolean(c->validation[k]));
+    }
+    ok = ok && as_json_put(o, "space", as_json_string(c->space)) &&
+         as_json_put(o, "algo", as_json_string(se_algo_name(c->algo))) &&
+         as_json_put(o, "budget", json_integer(c->budget)) &&
+         as_json_put(o, "batch", json_integer(c->batch)) &&
+         as_json_put(o, "sw_budget", json_integer(c->sw_budget)) &&
+         as_json_put(o, "sh_rounds", json_integer(c->sh_rounds)) &&
+         as_json_put(o, "map_budget", json_integer(c->map_budget)) &&
+         as_json_put(o, "weights", as_json_string(map_weights_name(c->weights))) &&
+         as_json_put(o, "aggregate",
+                     as_json_string(c->aggregate == SE_AGG_SUM ? "sum" : "geomean")) &&
+         as_json_put(o, "scalar", as_json_string(se_objective_name(c->scalar))) &&
+         as_json_put(o, "epilogue_fusion", json_boolean(!c->no_epilogue_fusion)) &&
+         as_json_put(o, "fusion", as_json_string(se_fusion_name(c->fusion))) &&
+         as_json_put(o, "objectives", json_incref(objectives)) &&
+         as_json_put(o, "models", json_incref(models));
+    json_decref(objectives);
+    json_decref(models);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* ------------------------------------------------------ front and choice */
 
 as_code se_result_front(se_result *r, int n_obj, as_status *st)

@@ -519,6 +519,9 @@ typedef struct se_run_config {
 /* Parse a run's configuration text; AS_EINVAL naming the line when it is
  * not one se_run_config_text wrote. */
 as_code se_run_config_parse(const char *text, se_run_config *out, as_status *st);
+/* A configuration as a JSON object (space, algo, budgets, objectives,
+ * models: [{model, validation}], ...); NULL when out of memory. */
+json_t *se_run_config_json(const se_run_config *c);
 
 /* The Pareto front of r's feasible evaluated candidates (their y over
  * n_obj objectives, compared as logarithms) into r->front, and the
