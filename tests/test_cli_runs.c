@@ -270,7 +270,8 @@ static void test_errors(void **state)
     snprintf(args, sizeof args, "runs show 1 2 --db '%s'", db);
     expect_usage_error(args, "unexpected argument '2'");
     expect_usage_error("runs list --db", "option needs a value: '--db'");
-    expect_usage_error("runs frobnicate", "runs wants list, show, export, resume, delete or compare 'frobnicate'");
+    expect_usage_error("runs frobnicate",
+                       "runs wants list, show, export, resume, delete or compare 'frobnicate'");
     expect_usage_error("runs", "runs wants list, show, export, resume, delete or compare");
 
     snprintf(text, sizeof text, "%s/cli_runs_text.db", AS_TEST_TMP_DIR);
