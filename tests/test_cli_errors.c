@@ -54,8 +54,9 @@ static const cli_case cases[] = {
     {"runs list --format csv --db " NO_DB, 2, ERR, "unknown option '--format'"},
     {"zoo list --bogus", 2, ERR, "unknown option '--bogus'"},
     {"model info alexnet --xyzzy", 2, ERR, "run 'accelsearch help model' for its options"},
-    {"arch show eyeriss --verbose", 2, ERR, "accelsearch arch show: unknown option '--verbose'"},
-    {"runs lst", 2, ERR, "runs wants list, show or export 'lst'; did you mean list?"},
+    {"arch show eyeriss --verbos", 2, ERR, "accelsearch arch show: unknown option '--verbos'"},
+    {"runs lst", 2, ERR,
+     "runs wants list, show, export, resume, delete or compare 'lst'; did you mean list?"},
     {"model", 2, ERR, "model wants info or export"},
     {"zoo list --json=yes", 2, ERR, "option '--json' takes no value"},
     /* integers: overflow, range, zero, negative, not a number */

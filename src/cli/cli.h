@@ -300,6 +300,24 @@ typedef struct cli_progress {
 void cli_progress_init(cli_progress *p, const char *label);
 void cli_progress_update(cli_progress *p, int64_t done, int64_t total);
 void cli_progress_end(cli_progress *p);
+/* Defaults that persist (config.c): accelsearch.yaml's values for c's
+ * options, applied by cli_parse before the command line (which overrides
+ * them); CLI_PARSED or an exit status (a bad file names its line and
+ * key).  cli_config_file: the file read, or NULL. */
+int cli_config_apply(cli_command *c);
+const char *cli_config_file(void);
+/* The value v of option o, spelt as the user did ("--budget", or the
+ * file and key), into its target: CLI_PARSED or an exit status. */
+int cli_store_option_value(const cli_command *c, const cli_option *o, const char *spelt,
+                           const char *v);
+/* How much goes to standard error: -1 with --quiet (no progress, notes or
+ * warnings), 1 with --verbose, else 0; and the messages that obey it:
+ * "accelsearch: warning: ...", "accelsearch: ...", and the verbose ones. */
+extern int cli_verbosity;
+void cli_warn(const char *fmt, ...) AS_PRINTF(1, 2);
+void cli_note(const char *fmt, ...) AS_PRINTF(1, 2);
+void cli_verbose(const char *fmt, ...) AS_PRINTF(1, 2);
+
 /* Ctrl-C sets *flag (once; a second Ctrl-C ends the program). */
 void cli_catch_interrupt(volatile int *flag);
 

@@ -343,7 +343,7 @@ static int model_run(bool export, int argc, char **argv)
     cli_print_warnings(g);
     as_code code = export ? wl_onnx_save(g, o.out_path, &st) : show_model(&o, g, &st);
     if (code == AS_OK && export)
-        fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
+        cli_note("wrote %s (%d nodes)", o.out_path, g->n_ops);
     wl_graph_free(g);
     return code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
 }

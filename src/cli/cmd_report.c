@@ -129,6 +129,6 @@ int cli_report(int argc, char **argv)
     store_close(db);
     if (code != AS_OK)
         return cli_fail(&cmd, &st);
-    fprintf(stderr, "accelsearch: wrote %s\n", o.out_path);
+    cli_note("wrote %s", o.out_path);
     return CLI_EXIT_OK;
 }

@@ -662,7 +662,7 @@ int cli_search(int argc, char **argv)
     if (load_baselines(&c, &st) != AS_OK)
         return cli_fail(&cmd, &st);
     volatile int stop = 0;
-    search_progress progress = {.enabled = isatty(STDERR_FILENO)};
+    search_progress progress = {.enabled = isatty(STDERR_FILENO) && cli_verbosity >= 0};
     c.run.stop_flag = &stop;
     c.run.progress = show_progress;
     c.run.progress_user = &progress;

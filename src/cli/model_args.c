@@ -135,7 +135,7 @@ void cli_each_warning(const wl_graph *g, void (*emit)(void *user, const char *wa
 static void print_warning(void *user, const char *warning)
 {
     (void)user;
-    fprintf(stderr, "accelsearch: warning: %s\n", warning);
+    cli_warn("%s", warning);
 }
 
 void cli_print_warnings(const wl_graph *g)

@@ -47,11 +47,10 @@ void cli_json_components(cli_json *j, const char *key, const double *energy_pJ)
 void cli_warn_narrowing(const map_network_result *r)
 {
     if (r->n_narrowed_layers > 0)
-        fprintf(stderr,
-                "accelsearch: warning: %d layers keep %d-bit tensors in %d-bit words on chip: "
-                "narrowed to the words there, %d bits in DRAM (--precision sets the tensors')\n",
-                (int)r->n_narrowed_layers, r->narrowed_tensor_bits, r->narrowed_word_bits,
-                r->narrowed_tensor_bits);
+        cli_warn("%d layers keep %d-bit tensors in %d-bit words on chip: narrowed to the words "
+                 "there, %d bits in DRAM (--precision sets the tensors')",
+                 (int)r->n_narrowed_layers, r->narrowed_tensor_bits, r->narrowed_word_bits,
+                 r->narrowed_tensor_bits);
 }
 
 /* --weights's spellings, in cli_weights_mode's order. */

@@ -295,7 +295,8 @@ static int store_double(const cli_command *c, const cli_option *o, const char *s
 
 /* The value v of option o, spelt as the user did ("--budget"), into its
  * target; CLI_PARSED or an exit status. */
-static int store_value(const cli_command *c, const cli_option *o, const char *spelt, const char *v)
+int cli_store_option_value(const cli_command *c, const cli_option *o, const char *spelt,
+                           const char *v)
 {
     char buf[256];
     int k;
@@ -342,12 +343,14 @@ static void build_getopt_tables(const cli_command *c, struct option *longopts, c
     *s++ = '-'; /* positional arguments come back in order, as value 1 */
     *s++ = ':'; /* a missing value is ':', an unknown option '?' */
     *s++ = 'h';
+    *s++ = 'q';
+    *s++ = 'v';
     for (int i = 0; i < c->n_options; i++) {
         const cli_option *o = &c->options[i];
         int has_arg = o->kind == CLI_FLAG ? no_argument : required_argument;
-        if (n < MAX_LONG_OPTIONS - 2)
+        if (n < MAX_LONG_OPTIONS - 4)
             longopts[n++] = (struct option){o->name, has_arg, NULL, FIRST_OPTION_VAL + i};
-        for (int k = 0; o->aliases && o->aliases[k] && n < MAX_LONG_OPTIONS - 2; k++)
+        for (int k = 0; o->aliases && o->aliases[k] && n < MAX_LONG_OPTIONS - 4; k++)
             longopts[n++] = (struct option){o->aliases[k], has_arg, NULL, FIRST_OPTION_VAL + i};
         if (o->short_name) {
             *s++ = o->short_name;
@@ -357,6 +360,8 @@ static void build_getopt_tables(const cli_command *c, struct option *longopts, c
     }
     *s = '\0';
     longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n++] = (struct option){"quiet", no_argument, NULL, 'q'};
+    longopts[n++] = (struct option){"verbose", no_argument, NULL, 'v'};
     longopts[n] = (struct option){NULL, 0, NULL, 0};
 }
 
@@ -426,6 +431,12 @@ static int take_one(cli_command *c, char **argv, const struct option *longopts, 
             return unknown_option(c, token);
         cli_print_help(c, stdout);
         return CLI_EXIT_OK;
+    case 'q':
+    case 'v':
+        if (longindex >= 0 && !spelt_in_full(token, &longopts[longindex]))
+            return unknown_option(c, token);
+        cli_verbosity = val == 'q' ? -1 : 1;
+        return CLI_PARSED;
     case ':': /* an abbreviation without its value is still unknown */
         if (!names_an_option(token, longopts))
             return unknown_option(c, token);
@@ -445,7 +456,7 @@ static int take_one(cli_command *c, char **argv, const struct option *longopts, 
             return unknown_option(c, token);
         char spelt[64];
         snprintf(spelt, sizeof spelt, "%.*s", (int)strcspn(token, "="), token);
-        return store_value(c, o, spelt, optarg);
+        return cli_store_option_value(c, o, spelt, optarg);
     }
 }
 
@@ -459,6 +470,13 @@ int cli_parse(cli_command *c, int argc, char **argv)
         has_json |= strcmp(c->options[i].name, "json") == 0;
     c->json = has_json && asks_for_json_anywhere(argc, argv);
     c->n_positional = 0;
+    /* Defaults from accelsearch.yaml first: the command line overrides them. */
+    int from_file = cli_config_apply(c);
+    if (from_file != CLI_PARSED)
+        return from_file;
+    for (int i = 0; i < c->n_options; i++)
+        if (!strcmp(c->options[i].name, "json") && *(bool *)c->options[i].target)
+            c->json = true;
     /* getopt_long reads argv from index 1: give it the command's name there. */
     char **args = malloc(((size_t)argc + 2) * sizeof *args);
     if (!args)
@@ -478,6 +496,8 @@ int cli_parse(cli_command *c, int argc, char **argv)
     for (int i = optind; rc == CLI_PARSED && i < argc + 1; i++) /* after "--" */
         rc = add_positional(c, args[i]);
     free(args);
+    if (rc == CLI_PARSED && cli_config_file())
+        cli_verbose("defaults from %s", cli_config_file());
     return rc;
 }
 
@@ -553,7 +573,10 @@ void cli_print_help(const cli_command *c, FILE *out)
         if (!c->options[i].deprecated)
             print_option(&c->options[i], out);
     }
-    fputs("  -h, --help              this help\n", out);
+    fputs("  -q, --quiet             no progress, notes or warnings on standard error\n"
+          "  -v, --verbose           say more on standard error (the defaults file read, ...)\n"
+          "  -h, --help              this help\n",
+          out);
     if (n_deprecated)
         fputs("\ndeprecated options (kept for one release):\n", out);
     for (int i = 0; i < c->n_options; i++)

@@ -42,7 +42,7 @@ double cli_seconds_now(void)
 void cli_progress_init(cli_progress *p, const char *label)
 {
     p->label = label;
-    p->enabled = isatty(STDERR_FILENO);
+    p->enabled = isatty(STDERR_FILENO) && cli_verbosity >= 0;
     p->last_percent = -1;
 }
 
