@@ -72,13 +72,17 @@ function scale(lo, hi, a, b, log) {
   f.log = false; f.lo = lo; f.hi = hi;
   return f;
 }
+// The ticks of scale s: powers of ten on a log scale (with 2 and 5 between
+// when it spans under two decades), five even steps otherwise.
 function ticks(s) {
   const out = [];
   if (s.log) {
-    for (let e = Math.floor(Math.log10(s.lo)); e <= Math.ceil(Math.log10(s.hi)); e++) {
-      const v = Math.pow(10, e);
-      if (v >= s.lo * 0.999 && v <= s.hi * 1.001) out.push(v);
-    }
+    const steps = s.hi / s.lo < 100 ? [1, 2, 5] : [1]; // under two decades: 1, 2, 5 a decade
+    for (let e = Math.floor(Math.log10(s.lo)); e <= Math.ceil(Math.log10(s.hi)); e++)
+      for (const m of steps) {
+        const v = m * Math.pow(10, e);
+        if (v >= s.lo * 0.999 && v <= s.hi * 1.001) out.push(v);
+      }
     return out;
   }
   for (let i = 0; i <= 4; i++) out.push(s.lo + (s.hi - s.lo) * i / 4);
