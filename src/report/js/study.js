@@ -91,44 +91,61 @@ function studyObservations(root, d) {
   }
 }
 
-// A strip chart of points in bands: bands (names along x, "\n" between
-// lines of a name) each split in
-// one slot per colour; a point {band, color, v, title} sits in its slot,
-// spread evenly with the others of the slot; slot i has colour hue[i].  y is logarithmic when the
-// values span decades; `unity` draws a reference line at that value.
-// Marks have class cls.
-function studyStrip(parent, id, title, bands, colors, hue, points, unit, yLabel, cls, unity) {
-  if (!points.length) return;
-  const slot = bands.length * colors.length, slotW = Math.max(6, Math.min(40, 1100 / slot));
-  const width = Math.max(560, 80 + slot * slotW), height = 320;
-  const vs = points.map((p) => p.v).concat(unity ? [unity] : []);
-  const log = spansDecades(vs);
+// A strip chart of points in bands.  o.bands (names along x) are each
+// split in one slot per o.colors (names; slot i has colour
+// COLORS[o.hue[i]]); o.groups, when given, names each band's group, written
+// once under consecutive bands of a group.  A point {band, color, v,
+// title} sits in its slot, spread evenly with the others of the slot; its
+// class is o.cls.  y is logarithmic when the values span decades (a
+// decade for o.ratio, ratios around o.unity, where a dashed line is drawn).
+function studyStrip(parent, id, title, o) {
+  if (!o.points.length) return;
+  const slot = o.bands.length * o.colors.length, slotW = Math.max(6, Math.min(40, 1100 / slot));
+  const width = Math.max(560, 80 + slot * slotW), bandW = (width - 80) / o.bands.length;
+  const turn = Math.max(...o.bands.map((b) => b.length)) * 6 > bandW;
+  const bottom = (turn ? 70 : 24) + (o.groups ? 16 : 0), height = 280 + bottom;
+  const vs = o.points.map((p) => p.v).concat(o.unity ? [o.unity] : []);
+  const log = o.ratio ? Math.max(...vs) / Math.min(...vs) > 10 : spansDecades(vs);
   const y = scale(log ? Math.min(...vs) / 1.5 : Math.min(0, ...vs), Math.max(...vs) *
-    (log ? 1.5 : 1.1),
-    height - 40, 12, log);
+    (log ? 1.5 : 1.1), height - bottom, 12, log);
   const x = scale(0, slot, 70, width - 10, false);
   x.ticks = false;
-  const marks = frame(parent, id, title, width, height, x, y, "", yLabel, { x: "", y: unit });
-  const axes = marks.parentNode.querySelector(".axes");
-  bands.forEach((b, i) => {
-    const x0 = x(i * colors.length), x1 = x((i + 1) * colors.length);
-    if (i) el("line", { x1: x0, x2: x0, y1: y(y.lo), y2: y(y.hi), stroke: "#bbb" }, axes);
-    b.split("\n").forEach((line, k) => el("text", { x: (x0 + x1) / 2, y: y(y.lo) + 14 + 12 * k,
-      "text-anchor": "middle", "font-size": 10 }, axes, studyFit(line, x1 - x0)));
-  });
-  if (unity)
-    el("line", { class: "unity", x1: x(0), x2: x(slot), y1: y(unity), y2: y(unity),
+  const marks = frame(parent, id, title, width, height, x, y, "", o.yLabel, { x: "", y: o.unit });
+  studyBandLabels(marks.parentNode.querySelector(".axes"), o, x, y, turn);
+  if (o.unity)
+    el("line", { class: "unity", x1: x(0), x2: x(slot), y1: y(o.unity), y2: y(o.unity),
       stroke: "#222", "stroke-dasharray": "4 3" }, marks);
   const n = {}, k = {};
-  for (const p of points) n[p.band + "," + p.color] = (n[p.band + "," + p.color] || 0) + 1;
-  for (const p of points) {
+  for (const p of o.points) n[p.band + "," + p.color] = (n[p.band + "," + p.color] || 0) + 1;
+  for (const p of o.points) {
     const s = p.band + "," + p.color, at = k[s] = (k[s] || 0) + 1;
-    const cx = x(p.band * colors.length + p.color + (at - 0.5) / n[s] * 0.8 + 0.1);
-    const c = el("circle", { class: cls, cx: cx, cy: y(p.v), r: 3,
-      fill: COLORS[hue[p.color] % COLORS.length], "fill-opacity": 0.75 }, marks);
+    const cx = x(p.band * o.colors.length + p.color + (at - 0.5) / n[s] * 0.8 + 0.1);
+    const c = el("circle", { class: o.cls, cx: cx, cy: y(p.v), r: 3,
+      fill: COLORS[o.hue[p.color] % COLORS.length], "fill-opacity": 0.75 }, marks);
     el("title", {}, c, p.title);
   }
-  studyLegend(parent.lastChild, colors, hue);
+  studyLegend(parent.lastChild, o.colors, o.hue);
+}
+
+// The band names under a strip chart (turned when they do not fit), the
+// lines between bands (darker between groups) and the group names.
+function studyBandLabels(axes, o, x, y, turn) {
+  const m = o.colors.length, base = y(y.lo);
+  let from = 0;
+  o.bands.forEach((b, i) => {
+    const x0 = x(i * m), mid = x((i + 0.5) * m), newGroup = o.groups && i &&
+      o.groups[i] !== o.groups[i - 1];
+    if (i) el("line", { x1: x0, x2: x0, y1: base + (newGroup ? 30 : 0), y2: y(y.hi),
+      stroke: newGroup ? "#666" : "#ccc" }, axes);
+    el("text", turn ? { x: mid, y: base + 12, "text-anchor": "end", "font-size": 10,
+      transform: `rotate(-40 ${mid} ${base + 12})` } : { x: mid, y: base + 14,
+      "text-anchor": "middle", "font-size": 10 }, axes, b);
+    if (o.groups && (i === o.bands.length - 1 || o.groups[i + 1] !== o.groups[i])) {
+      el("text", { x: (x(from * m) + x((i + 1) * m)) / 2, y: y(y.lo) + (turn ? 80 : 28),
+        "text-anchor": "middle", "font-size": 11, "font-weight": 600 }, axes, o.groups[i]);
+      from = i + 1;
+    }
+  });
 }
 
 // A legend of names with colours COLORS[hue[i]].
@@ -141,27 +158,22 @@ function studyLegend(parent, names, hue) {
   });
 }
 
-// A label cut to about what fits in width pixels.
-function studyFit(text, width) {
-  const n = Math.max(3, Math.floor(width / 6));
-  return text.length > n ? text.slice(0, n - 1) + "…" : text;
-}
-
 // The latency of every valid cell, in bands of hardware x model,
 // coloured by compression.
 function studyLatency(root, d, prefix, labels) {
-  const bands = [], index = {};
+  const bands = [], groups = [], index = {};
   for (const h of labels.hardware)
     for (const m of labels.model) {
       index[h + "\u0001" + m] = bands.length;
-      bands.push(`${m}\n${h}`);
+      bands.push(m);
+      groups.push(h);
     }
   const points = d.cells.filter((c) => c.valid).map((c) => ({
     band: index[c.hardware + "\u0001" + c.model], color: labels.compression.indexOf(c.compression),
     v: c.latency_s, title: studyCellTitle(c) }));
   studyStrip(root, prefix + "latency", "Latency of every cell, per hardware and model, " +
-    "coloured by compression", bands, labels.compression, labels.compression.map((c, i) => i),
-  points, "s", "latency", "cell");
+    "coloured by compression", { bands, groups, colors: labels.compression, hue:
+    labels.compression.map((c, i) => i), points, unit: "s", yLabel: "latency", cls: "cell" });
 }
 
 // The reference entry of an axis: the baseline (the first entry of kind
@@ -192,9 +204,9 @@ function studyAxisSpeedup(root, d, prefix, labels, axis) {
         `(${si(base, "s")})\n` + studyCellTitle(c) });
   }
   studyStrip(root, prefix + "axis-" + axis, `Speedup of each ${axis} over ${ref} ` +
-    `(the same cell otherwise), per ${by}`, labels[by], others,
-  others.map((l) => labels[axis].indexOf(l)), points, "x",
-    `speedup over ${ref}`, "speedup", 1);
+    `(the same cell otherwise), per ${by}`, { bands: labels[by], colors: others,
+    hue: others.map((l) => labels[axis].indexOf(l)), points, unit: "x",
+    yLabel: `speedup over ${ref}`, cls: "speedup", unity: 1, ratio: true });
 }
 
 // One summary table per dataset and software, in DLAS Table 3's columns.
