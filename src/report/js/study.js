@@ -23,10 +23,14 @@ function studyKey(c, axis, label) {
   return STUDY_AXES.map((a) => (a === axis ? label : c[a])).join("\u0001");
 }
 
+// A cell's coordinates, model first.
+function studyCellName(c) {
+  return STUDY_AXES.map((a) => c[a]).join(" / ");
+}
+
 // A cell's coordinates and figures, one line each, for its hover.
 function studyCellTitle(c) {
-  return `${c.model} / ${c.compression} / ${c.algorithm} / ${c.format} / ${c.software} / ` +
-    `${c.hardware}\nlatency ${si(c.latency_s, "s")}, energy ${si(c.energy_J, "J")}, ` +
+  return `${studyCellName(c)}\nlatency ${si(c.latency_s, "s")}, energy ${si(c.energy_J, "J")}, ` +
     `EDP ${si(c.edp_Js, "J·s")}\nMACs ${si(c.macs, "MAC")} (effective ` +
     `${si(c.effective_macs, "MAC")}), params ${si(c.params, "")} (non-zero ` +
     `${si(c.nonzero_params, "")}), weights ${si(c.weight_bytes, "B")}, DRAM ` +
@@ -120,7 +124,7 @@ function studyStrip(parent, id, title, o) {
   for (const p of o.points) {
     const s = p.band + "," + p.color, at = k[s] = (k[s] || 0) + 1;
     const cx = x(p.band * o.colors.length + p.color + (at - 0.5) / n[s] * 0.8 + 0.1);
-    const c = el("circle", { class: o.cls, cx: cx, cy: y(p.v), r: 3,
+    const c = el("circle", { class: o.cls, cx: cx.toFixed(1), cy: y(p.v).toFixed(1), r: 3,
       fill: COLORS[o.hue[p.color] % COLORS.length], "fill-opacity": 0.75 }, marks);
     el("title", {}, c, p.title);
   }
@@ -201,7 +205,7 @@ function studyAxisSpeedup(root, d, prefix, labels, axis) {
     if (!c.valid || c[axis] === ref || !(base > 0) || !(c.latency_s > 0)) continue;
     points.push({ band: labels[by].indexOf(c[by]), color: others.indexOf(c[axis]),
       v: base / c.latency_s, title: `x${(base / c.latency_s).toFixed(2)} over ${ref} ` +
-        `(${si(base, "s")})\n` + studyCellTitle(c) });
+        `(${si(base, "s")})\n${studyCellName(c)}: ${si(c.latency_s, "s")}` });
   }
   studyStrip(root, prefix + "axis-" + axis, `Speedup of each ${axis} over ${ref} ` +
     `(the same cell otherwise), per ${by}`, { bands: labels[by], colors: others,
