@@ -301,17 +301,17 @@ function studyExpectedTable(root, sp, f) {
 function studyCorrelations(parent, d, prefix, labels) {
   const root = html("div", { class: "charts" }, parent), cs = d.summary.correlations;
   const rows = [...new Set(cs.map((c) => `${c.x} ~ ${c.y}`))];
-  const cols = labels.hardware.concat(["all"]);
+  const cols = labels.hardware.concat(["all"]), strong = d.summary.strong_correlation;
   const find = (r, h) => cs.find((c) => `${c.x} ~ ${c.y}` === r && (c.hardware || "all") === h);
-  for (const [key, name, other] of [["spearman", "Spearman's rho", "kendall"],
-    ["kendall", "Kendall's tau-b", "spearman"]])
-    heatmap(root, prefix + key, `Rank correlation (${name}) per hardware` + (key === "spearman" ?
-      `; |rho| >= ${d.summary.strong_correlation} is strong` : ""), rows, cols, (r, h) => {
-      const c = find(r, h);
-      return c && c[key] !== null ? { v: c[key], title: `${r} on ${h}: rho ${studyFixed(
-        c.spearman)}, tau ${studyFixed(c.kendall)}, n ${c.n}` + (key === "spearman" &&
-        Math.abs(c.spearman) >= d.summary.strong_correlation ? " (strong)" : "") } : null;
-    }, -1, 1, "corr");
+  const hover = (r, h, c) => `${r} on ${h}: rho ${studyFixed(c.spearman)}, tau ` +
+    `${studyFixed(c.kendall)}, n ${c.n}` + (Math.abs(c.spearman) >= strong ? " (strong)" : "");
+  for (const [key, name] of [["spearman", "Spearman's rho"], ["kendall", "Kendall's tau-b"]])
+    if (rows.length)
+      heatmap(root, prefix + key, `Rank correlation (${name}) per hardware` +
+        (key === "spearman" ? `; |rho| >= ${strong} is strong` : ""), rows, cols, (r, h) => {
+        const c = find(r, h);
+        return c && c[key] !== null ? { v: c[key], title: hover(r, h, c) } : null;
+      }, -1, 1, "corr");
   studyHardwareAgreement(root, d, prefix, labels);
 }
 
