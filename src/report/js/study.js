@@ -45,8 +45,9 @@ function studyHeader(root, d, labels) {
   const dl = html("dl", { class: "totals" }, root);
   for (const [k, v] of [["cells", `${s.done} of ${s.cells} done` +
     (s.interrupted ? " (interrupted)" : "")], ["valid cells", String(valid)],
-  ["invalid cells", String(d.cells.length - valid)], ["seed", String(s.seed)],
-  ["batch", String(s.batch)], ["run", s.run_id ? String(s.run_id) : "not stored"]]) {
+  ["invalid cells", String(s.done - valid) + (s.done < s.cells ? ` (and ${s.cells - s.done} ` +
+    "not run)" : "")], ["seed", String(s.seed)], ["batch", String(s.batch)],
+  ["run", s.run_id ? String(s.run_id) : "not stored"]]) {
     html("dt", {}, dl, k);
     html("dd", {}, dl, v);
   }
