@@ -13,11 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/report.h"
 #include "store/store.h"
 #include "study/study.h"
 
 typedef struct study_cli {
-    const char *db_path, *csv_path;
+    const char *db_path, *csv_path, *report_path;
     int64_t threads, run_id;
     bool use_default, resume, json, no_db, db_set;
 } study_cli;
@@ -35,6 +36,9 @@ static int common_options(cli_option *options, study_cli *c)
                               "also write every cell as CSV (one row per cell, units in\n"
                               "the header; '-' for standard output instead of the tables)");
     options[n++] = cli_json_option(&c->json);
+    options[n++] = cli_string("report", "FILE.html", &c->report_path,
+                              "also write a self-contained HTML report of the study\n"
+                              "(docs/report.md): its tables, charts and observations");
     return n;
 }
 
@@ -52,7 +56,8 @@ static cli_command run_command(cli_option *options, study_cli *c)
     return (cli_command){
         .name = "study",
         .synopsis = "study FILE.yaml|--default [--resume] [--threads N] [--json] [--csv FILE]\n"
-                    "study show [RUN] [--db FILE] [--json] [--csv FILE]",
+                    "      [--report FILE.html]\n"
+                    "study show [RUN] [--db FILE] [--json] [--csv FILE] [--report FILE.html]",
         .about = "Run an across-stack perturbation study (DLAS): every model x compression x\n"
                  "algorithm x data format x software x hardware cell of the study file,\n"
                  "then the summary tables -- the fastest algorithm and compression per model\n"
@@ -74,7 +79,7 @@ static cli_command show_command(cli_option *options, study_cli *c)
     return (cli_command){
         .name = "study show",
         .help_for = "study",
-        .synopsis = "study show [RUN] [--db FILE] [--json] [--csv FILE]",
+        .synopsis = "study show [RUN] [--db FILE] [--json] [--csv FILE] [--report FILE.html]",
         .about = "Print the summary tables of a stored study (default: the newest).\n",
         .options = options,
         .n_options = n,
@@ -91,9 +96,30 @@ static void on_progress(void *user, int64_t done, int64_t total)
 
 /* ------------------------------------------------------------ output */
 
-/* The tables (or JSON), and every cell as CSV to csv_path when given
- * ("-": standard output, instead of the tables). */
-static as_code print_result(const study_result *r, bool json, const char *csv_path, as_status *st)
+/* The HTML report of result r with its summary s at path (a failed write
+ * names the file). */
+static as_code write_report(const char *path, const study_result *r, const study_summary *s,
+                            as_status *st)
+{
+    json_t *data = study_report_data(r, s, st);
+    if (!data)
+        return st->code;
+    char title[256];
+    snprintf(title, sizeof title, "accelsearch study: %s", r->spec.name);
+    FILE *f = fopen(path, "w");
+    as_code code = f ? rp_write_html(f, title, data, st)
+                     : as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
+    if (f && fclose(f) != 0 && code == AS_OK)
+        code = as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
+    json_decref(data);
+    return code;
+}
+
+/* The tables (or JSON), every cell as CSV to csv_path when given ("-":
+ * standard output, instead of the tables), and the HTML report to
+ * report_path when given. */
+static as_code print_result(const study_result *r, bool json, const char *csv_path,
+                            const char *report_path, as_status *st)
 {
     study_summary summary = {0};
     as_code code = study_summarize(r, &summary, st);
@@ -117,19 +143,28 @@ static as_code print_result(const study_result *r, bool json, const char *csv_pa
         json_decref(doc);
     } else if (code == AS_OK && !csv_to_stdout)
         code = study_write_text(stdout, r, &summary, st);
+    if (code == AS_OK && report_path)
+        code = write_report(report_path, r, &summary, st);
     study_summary_free(&summary);
+    return code;
+}
+
+/* A stored study's tables, CSV and report (print_result's). */
+static as_code print_run(store *db, int64_t run_id, bool json, const char *csv_path,
+                         const char *report_path, as_status *st)
+{
+    study_result result = {0};
+    as_code code = study_read(db, run_id, &result, st);
+    if (code == AS_OK)
+        code = print_result(&result, json, csv_path, report_path, st);
+    study_result_free(&result);
     return code;
 }
 
 as_code cli_study_print_run(store *db, int64_t run_id, bool json, const char *csv_path,
                             as_status *st)
 {
-    study_result result = {0};
-    as_code code = study_read(db, run_id, &result, st);
-    if (code == AS_OK)
-        code = print_result(&result, json, csv_path, st);
-    study_result_free(&result);
-    return code;
+    return print_run(db, run_id, json, csv_path, NULL, st);
 }
 
 /* ------------------------------------------------------------- run */
@@ -186,7 +221,7 @@ static int run_study(int argc, char **argv)
                 "accelsearch: interrupted: %lld of %lld cells done%s; their tables follow\n",
                 (long long)result.n_done, (long long)result.n_cells,
                 result.run_id ? "; continue with --resume" : "");
-    code = print_result(&result, c.json, c.csv_path, &st);
+    code = print_result(&result, c.json, c.csv_path, c.report_path, &st);
     study_result_free(&result);
     if (code != AS_OK)
         return cli_fail(&cmd, &st);
@@ -241,7 +276,7 @@ static int show_study(int argc, char **argv)
         !c.run_id)
         code = as_fail(&st, AS_EINVAL, "%s holds no study", c.db_path);
     if (code == AS_OK)
-        code = cli_study_print_run(db, c.run_id, c.json, c.csv_path, &st);
+        code = print_run(db, c.run_id, c.json, c.csv_path, c.report_path, &st);
     store_close(db);
     return code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
 }

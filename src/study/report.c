@@ -673,6 +673,17 @@ json_t *study_to_json(const study_result *r, const study_summary *s, as_status *
     return root;
 }
 
+json_t *study_report_data(const study_result *r, const study_summary *s, as_status *st)
+{
+    json_t *data = study_to_json(r, s, st);
+    if (data && !as_json_put(data, "kind", as_json_string("study"))) {
+        json_decref(data);
+        as_fail(st, AS_ENOMEM, "study report: out of memory");
+        return NULL;
+    }
+    return data;
+}
+
 /* -------------------------------------------------------------------- CSV */
 
 static const char *const CSV_COLUMNS[] = {

@@ -348,6 +348,12 @@ as_code study_write_text(FILE *f, const study_result *r, const study_summary *s,
  * null). */
 json_t *study_to_json(const study_result *r, const study_summary *s, as_status *st);
 
+/* The data of a study's HTML report (src/report: rp_write_html draws an
+ * object by its "kind"): study_to_json's object with "kind": "study"
+ * added, its other members unchanged.  s is required (the report draws
+ * the summary).  A new reference; NULL when out of memory, st says so. */
+json_t *study_report_data(const study_result *r, const study_summary *s, as_status *st);
+
 /* One CSV row per cell (RFC 4180: CRLF line ends, a field with a comma,
  * quote or line break quoted, its quotes doubled), after a header whose
  * names carry the units: index, model, dataset, compression, algorithm,

@@ -29,10 +29,13 @@ function fail(message) {
 }
 window.addEventListener("error", (e) => fail(e.message));
 
-// Engineering notation with a unit: 1.23 ms, 4.5 GB/s.
+// Engineering notation with a unit: 1.23 ms, 4.5 GB/s; "%" and "x" (a
+// ratio: x0.86) are written without a prefix.
 function si(v, unit) {
   if (!isFinite(v)) return "-";
   if (unit === "%") return (Math.abs(v) >= 10 || v === 0 ? v.toFixed(0) : v.toFixed(1)) + " %";
+  if (unit === "x") return "x" + (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ?
+    v.toFixed(1) : v.toFixed(2)); // a ratio: x0.86, x12.5
   if (v === 0) return "0 " + unit;
   const prefixes = ["a", "f", "p", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"];
   let k = Math.floor(Math.log10(Math.abs(v)) / 3);
@@ -69,13 +72,17 @@ function scale(lo, hi, a, b, log) {
   f.log = false; f.lo = lo; f.hi = hi;
   return f;
 }
+// The ticks of scale s: powers of ten on a log scale (with 2 and 5 between
+// when it spans under two decades), five even steps otherwise.
 function ticks(s) {
   const out = [];
   if (s.log) {
-    for (let e = Math.floor(Math.log10(s.lo)); e <= Math.ceil(Math.log10(s.hi)); e++) {
-      const v = Math.pow(10, e);
-      if (v >= s.lo * 0.999 && v <= s.hi * 1.001) out.push(v);
-    }
+    const steps = s.hi / s.lo < 100 ? [1, 2, 5] : [1]; // under two decades: 1, 2, 5 a decade
+    for (let e = Math.floor(Math.log10(s.lo)); e <= Math.ceil(Math.log10(s.hi)); e++)
+      for (const m of steps) {
+        const v = m * Math.pow(10, e);
+        if (v >= s.lo * 0.999 && v <= s.hi * 1.001) out.push(v);
+      }
     return out;
   }
   for (let i = 0; i <= 4; i++) out.push(s.lo + (s.hi - s.lo) * i / 4);
@@ -176,3 +183,51 @@ function roofline(parent, id, d) {
   }
 }
 
+
+// A heat map: one square per (row, column) coloured by its value on a
+// diverging scale, blue at lo through white at the middle to red at hi,
+// with the value written in it; cell(r, c) gives {v, title} (title: the
+// hover text) or null (left empty).  Marks have class cls; a bar under
+// the map keys the colours.
+function heatmap(parent, id, title, rows, cols, cell, lo, hi, cls) {
+  const side = 46, left = 16 + 6.5 * Math.max(...rows.map((r) => r.length)), top = 70;
+  const width = left + Math.max(cols.length * side, 200) + 10;
+  const height = top + rows.length * side + 40;
+  const box = html("figure", { class: "chart", id: "chart-" + id }, parent);
+  html("figcaption", {}, box, title);
+  const svg = el("svg", { width: width, height: height, viewBox: `0 0 ${width} ${height}` }, box);
+  const g = el("g", { class: "marks" }, svg);
+  cols.forEach((c, j) => {
+    const x = left + (j + 0.5) * side;
+    el("text", { x: x, y: top - 6, "font-size": 11, transform: `rotate(-35 ${x} ${top - 6})` },
+      g, c);
+  });
+  rows.forEach((r, i) => {
+    el("text", { x: left - 6, y: top + (i + 0.5) * side + 4, "text-anchor": "end",
+      "font-size": 11 }, g, r);
+    cols.forEach((c, j) => {
+      const v = cell(r, c);
+      if (!v || !isFinite(v.v)) return;
+      const rect = el("rect", { class: cls, x: left + j * side + 1, y: top + i * side + 1,
+        width: side - 2, height: side - 2, fill: heatColor(v.v, lo, hi) }, g);
+      el("title", {}, rect, v.title);
+      el("text", { x: left + (j + 0.5) * side, y: top + (i + 0.5) * side + 4,
+        "text-anchor": "middle", "font-size": 11, "pointer-events": "none" }, g, v.v.toFixed(2));
+    });
+  });
+  const key = el("g", { class: "heat-key" }, svg), y = top + rows.length * side + 12;
+  for (let k = 0; k <= 4; k++) {
+    const v = lo + (hi - lo) * k / 4, x = left + k * 40;
+    el("rect", { x: x, y: y, width: 40, height: 10, fill: heatColor(v, lo, hi), stroke: "#ccc" },
+      key);
+    el("text", { x: x + 20, y: y + 24, "text-anchor": "middle", "font-size": 10 }, key,
+      v.toFixed(1));
+  }
+}
+
+// The colour of v on heatmap's scale: blue (lo), white (middle), red (hi).
+function heatColor(v, lo, hi) {
+  const t = Math.max(-1, Math.min(1, 2 * (v - lo) / (hi - lo || 1) - 1));
+  const a = Math.round(255 * (1 - Math.abs(t)));
+  return t < 0 ? `rgb(${a},${Math.round(a + (255 - a) * 0.35)},255)` : `rgb(255,${a},${a})`;
+}
