@@ -126,6 +126,18 @@ static void test_show_report(void **state)
     assert_non_null(strstr(r.out, "Fastest algorithm")); /* the tables still print */
     free(r.out);
     check_page(path, &n);
+    /* accelsearch report RUN of the study run draws the same page. */
+    char again[512];
+    snprintf(again, sizeof again, "%s/report_study_run.html", AS_TEST_TMP_DIR);
+    remove(again);
+    snprintf(args, sizeof args, "report 1 --db '%s' -o '%s'", db, again);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    free(r.out);
+    json_t *shown = page_data(path), *reported = page_data(again);
+    assert_true(json_equal(shown, reported));
+    json_decref(shown);
+    json_decref(reported);
     remove_store(db);
 }
 

@@ -359,5 +359,7 @@ as_code cli_write_report(const char *path, const char *title, json_t *data, as_s
  * tables): `study show` and `runs show` of a study. */
 as_code cli_study_print_run(store *db, int64_t run_id, bool json, const char *csv_path,
                             as_status *st);
+/* A stored study's HTML report at path (`report RUN` of a study run). */
+as_code cli_study_report_run(store *db, int64_t run_id, const char *path, as_status *st);
 
 #endif

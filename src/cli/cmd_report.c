@@ -1,8 +1,9 @@
 /*
  * cmd_report.c -- `accelsearch report [RUN]`: the HTML report of a search
- * run in the store (report.h, docs/report.md), drawn from what the store
- * keeps: every candidate, the fronts' hypervolume curve, and the chosen
- * design's fusion plan and mappings per training workload.  Also the one
+ * or study run in the store (report.h, docs/report.md), drawn from what
+ * the store keeps: for a search, every candidate, the fronts' hypervolume
+ * curve, and the chosen design's fusion plan and mappings per training
+ * workload; for a study, what `study show --report` draws.  Also the one
  * writer of report files that map, fuse, search and study share.
  */
 #include "cli.h"
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "report/report.h"
+#include "study/study.h"
 
 as_code cli_write_report(const char *path, const char *title, json_t *data, as_status *st)
 {
@@ -49,10 +51,11 @@ static cli_command report_command(cli_option *options, report_options *o)
     return (cli_command){
         .name = "report",
         .synopsis = "report [RUN] [--db FILE] [-o FILE.html] [--space S]",
-        .about = "Write a self-contained HTML report of a search run in the store (default: the\n"
-                 "newest run): its Pareto front among every candidate, the hypervolume curve,\n"
-                 "the front's parameters, and the chosen design's fusion groups, energy and\n"
-                 "mappings per training workload.  It opens offline in any browser.\n",
+        .about = "Write a self-contained HTML report of a search or study run in the store\n"
+                 "(default: the newest run).  A search's: its Pareto front among every\n"
+                 "candidate, the hypervolume curve, the front's parameters, and the chosen\n"
+                 "design's fusion groups, energy and mappings per training workload.  A\n"
+                 "study's: as study show --report draws it.  It opens offline in any browser.\n",
         .epilog = "Validation workloads and --baseline designs are not stored: search --report\n"
                   "draws them too.\n",
         .options = options,
@@ -115,16 +118,17 @@ int cli_report(int argc, char **argv)
         code = cli_find_run(db, o.db, o.run_id, &run, &st);
     if (code == AS_OK)
         code = store_run_config(db, run.id, &config, &st);
-    if (code == AS_OK && (strncmp(config, "accelsearch search ", 19) != 0))
-        code = as_fail(&st, AS_EINVAL,
-                       "run %lld is not a search run (study runs: study show %lld --report FILE)",
-                       (long long)run.id, (long long)run.id);
+    bool study = code == AS_OK && study_is_config(config);
+    if (code == AS_OK && !study && strncmp(config, "accelsearch search ", 19) != 0)
+        code = as_fail(&st, AS_EINVAL, "run %lld is a tune run: reports draw searches and studies",
+                       (long long)run.id);
     if (code == AS_OK && !o.out_path) {
         snprintf(path, sizeof path, "run-%lld.html", (long long)run.id);
         o.out_path = path;
     }
     if (code == AS_OK)
-        code = report_search_run(db, &run, &o, &st);
+        code = study ? cli_study_report_run(db, run.id, o.out_path, &st)
+                     : report_search_run(db, &run, &o, &st);
     free(config);
     store_close(db);
     if (code != AS_OK)

@@ -101,17 +101,22 @@ static void on_progress(void *user, int64_t done, int64_t total)
 static as_code write_report(const char *path, const study_result *r, const study_summary *s,
                             as_status *st)
 {
-    json_t *data = study_report_data(r, s, st);
-    if (!data)
-        return st->code;
     char title[256];
     snprintf(title, sizeof title, "accelsearch study: %s", r->spec.name);
-    FILE *f = fopen(path, "w");
-    as_code code = f ? rp_write_html(f, title, data, st)
-                     : as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
-    if (f && fclose(f) != 0 && code == AS_OK)
-        code = as_fail(st, AS_EIO, "--report %s: cannot write the file", path);
-    json_decref(data);
+    return cli_write_report(path, title, study_report_data(r, s, st), st);
+}
+
+as_code cli_study_report_run(store *db, int64_t run_id, const char *path, as_status *st)
+{
+    study_result result = {0};
+    study_summary summary = {0};
+    as_code code = study_read(db, run_id, &result, st);
+    if (code == AS_OK)
+        code = study_summarize(&result, &summary, st);
+    if (code == AS_OK)
+        code = write_report(path, &result, &summary, st);
+    study_summary_free(&summary);
+    study_result_free(&result);
     return code;
 }
 
