@@ -1,0 +1,131 @@
+/*
+ * test_report_render.c -- the renderers of fusion (and search) reports in a
+ * real browser (CTest label `browser`): each sample of tests/data/report
+ * (real fuse and search results shaped as the report data) is written as a
+ * page by rp_write_html, rendered by Debian's chromium headless, and its
+ * DOM must draw every item of the data: one band per fusion group, one
+ * grey mark per feasible candidate, the front, exactly one chosen and one
+ * baseline mark, each fixed design, the hypervolume curve, the front's
+ * table and one fusion panel per workload; a screenshot of each is written
+ * beside the test.  A sample with a member the renderer needs removed
+ * must render as failed: the checks can fail.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report/report.h"
+
+#include "browser.h"
+
+/* The sample tests/data/report/name.json. */
+static json_t *sample(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/report/%s.json", AS_TEST_DATA_DIR, name);
+    json_error_t error;
+    json_t *d = json_load_file(path, 0, &error);
+    if (!d)
+        fail_msg("%s:%d: %s", path, error.line, error.text);
+    return d;
+}
+
+/* d written as the page AS_TEST_TMP_DIR/report_render_name.html (path),
+ * then rendered: the DOM, malloc'd. */
+static char *page(const json_t *d, const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "%s/report_render_%s.html", AS_TEST_TMP_DIR, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    as_status st;
+    as_code rc = rp_write_html(f, name, d, &st);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rc, AS_OK);
+    return render(path);
+}
+
+static void assert_rendered_ok(const char *dom)
+{
+    assert_non_null(strstr(dom, "data-render=\"ok\""));
+    assert_non_null(strstr(dom, "data-errors=\"0\""));
+    assert_null(strstr(dom, "id=\"report-errors\""));
+}
+
+/* The charts of the fusion panel of data d with id prefix p in dom: a band
+ * per group, a latency bar per group, energy and utilisation bars, a
+ * roofline point per group with MACs, the roof, a table row per group. */
+static void assert_fusion_panel(const char *dom, const json_t *d, const char *p)
+{
+    const json_t *groups = json_object_get(d, "groups");
+    int n_groups = (int)json_array_size(groups), n_roofline = 0;
+    assert_true(n_groups > 0);
+    size_t i;
+    const json_t *g;
+    json_array_foreach(groups, i, g) n_roofline +=
+        json_integer_value(json_object_get(g, "macs")) > 0 &&
+        json_integer_value(json_object_get(g, "dram_bytes")) > 0;
+    char id[48];
+    snprintf(id, sizeof id, "chart-%sgroups", p);
+    assert_int_equal(count_in(dom, id, "</figure>", "class=\"group\""), n_groups);
+    assert_true(count_in(dom, id, "</figure>", "class=\"op\"") >= n_groups);
+    snprintf(id, sizeof id, "chart-%slatency", p);
+    assert_int_equal(count_in(dom, id, "</figure>", "class=\"bar "), n_groups);
+    snprintf(id, sizeof id, "chart-%senergy", p);
+    assert_true(count_in(dom, id, "</figure>", "class=\"bar ") >= n_groups);
+    snprintf(id, sizeof id, "chart-%sutilisation", p);
+    assert_true(count_in(dom, id, "</figure>", "class=\"bar ") > 0);
+    snprintf(id, sizeof id, "chart-%sroofline", p);
+    assert_int_equal(count_in(dom, id, "</figure>", "class=\"point\""), n_roofline);
+    assert_int_equal(count_in(dom, id, "</figure>", "class=\"roof\""), 1);
+    snprintf(id, sizeof id, "table-%sgroups", p);
+    assert_int_equal(count_in(dom, id, "</table>", "class=\"group-row\""), n_groups);
+}
+
+static void test_fusion_report(void **state)
+{
+    (void)state;
+    json_t *d = sample("fusion");
+    char path[512];
+    char *dom = page(d, "fusion", path, sizeof path);
+    assert_rendered_ok(dom);
+    assert_fusion_panel(dom, d, "");
+    /* The ratio to the layer-by-layer plan is shown, and the loop nests. */
+    assert_non_null(strstr(dom, "fused / layer by layer"));
+    assert_non_null(strstr(dom, "parallel_for"));
+    free(dom);
+    json_decref(d);
+    screenshot(path, "report_render_fusion.png", 1100, 2400);
+}
+
+/* The checks can fail: without its groups the page says it failed and
+ * why. */
+static void test_missing_data_fails(void **state)
+{
+    (void)state;
+    char path[512];
+    json_t *d = sample("fusion");
+    assert_int_equal(json_object_del(d, "groups"), 0);
+    char *dom = page(d, "no_groups", path, sizeof path);
+    assert_non_null(strstr(dom, "data-render=\"failed\""));
+    assert_non_null(strstr(dom, "data-errors=\"1\""));
+    assert_non_null(strstr(dom, "fusion: no groups in the data"));
+    free(dom);
+    json_decref(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fusion_report),
+        cmocka_unit_test(test_missing_data_fails),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
