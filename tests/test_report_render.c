@@ -1,5 +1,5 @@
 /*
- * test_report_render.c -- the renderers of fusion (and search) reports in a
+ * test_report_render.c -- the renderers of fusion and search reports in a
  * real browser (CTest label `browser`): each sample of tests/data/report
  * (real fuse and search results shaped as the report data) is written as a
  * page by rp_write_html, rendered by Debian's chromium headless, and its
@@ -59,6 +59,15 @@ static void assert_rendered_ok(const char *dom)
     assert_null(strstr(dom, "id=\"report-errors\""));
 }
 
+static int count_if(const json_t *array, const char *member)
+{
+    int n = 0;
+    size_t i;
+    const json_t *item;
+    json_array_foreach(array, i, item) n += json_is_true(json_object_get(item, member));
+    return n;
+}
+
 /* The charts of the fusion panel of data d with id prefix p in dom: a band
  * per group, a latency bar per group, energy and utilisation bars, a
  * roofline point per group with MACs, the roof, a table row per group. */
@@ -107,7 +116,7 @@ static void test_fusion_report(void **state)
 
 /* The checks can fail: without its groups the page says it failed and
  * why. */
-static void test_missing_data_fails(void **state)
+static void test_fusion_missing_fails(void **state)
 {
     (void)state;
     char path[512];
@@ -121,11 +130,109 @@ static void test_missing_data_fails(void **state)
     json_decref(d);
 }
 
+/* The search page of sample name: every mark of the Pareto chart, the
+ * curve, the front's table and one panel per workload. */
+static void check_search(const char *name, int min_workloads, int min_fixed)
+{
+    json_t *d = sample(name);
+    const json_t *candidates = json_object_get(d, "candidates");
+    const json_t *workloads = json_object_get(d, "workloads");
+    const json_t *fixed = json_object_get(d, "fixed_designs");
+    int n_feasible = count_if(candidates, "feasible"), n_front = 0;
+    int n_infeasible = (int)json_array_size(candidates) - n_feasible;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(candidates, i, c) n_front +=
+        json_is_true(json_object_get(c, "feasible")) && json_is_true(json_object_get(c, "front"));
+    int n_fixed = count_if(fixed, "feasible"), n_workloads = (int)json_array_size(workloads);
+    n_infeasible += (int)json_array_size(fixed) - n_fixed; /* listed with the candidates */
+    int n_curve = (int)json_array_size(json_object_get(d, "curve"));
+    assert_true(n_feasible > 3 && n_front > 1 && n_curve > 1);
+    assert_true(n_workloads >= min_workloads && n_fixed >= min_fixed);
+
+    char path[512], shot[128];
+    char *dom = page(d, name, path, sizeof path);
+    assert_rendered_ok(dom);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"candidate\""), n_feasible);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"front-point\""), n_front);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"chosen\""), 1);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"baseline\""), 1);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"fixed-design\""), n_fixed);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"staircase\""), 1);
+    assert_int_equal(count_in(dom, "chart-pareto", "</figure>", "class=\"colour-scale\""), 1);
+    assert_int_equal(count_in(dom, "chart-hypervolume", "</figure>", "class=\"hv-point\""),
+                     n_curve);
+    assert_int_equal(count_in(dom, "front-table", "</table>", "class=\"front-row\""), n_front);
+    assert_int_equal(count_in(dom, "infeasible", "</details>", "class=\"infeasible-row\""),
+                     n_infeasible);
+    assert_int_equal(count_in(dom, "aggregate", "</section>", "<table"), 1);
+    /* One section per workload, each with its fusion panel. */
+    assert_int_equal(count_in(dom, "report", "</body>", "class=\"workload\""), n_workloads);
+    const json_t *w;
+    json_array_foreach(workloads, i, w)
+    {
+        char id[32], prefix[32];
+        snprintf(id, sizeof id, "workload-%zu", i);
+        snprintf(prefix, sizeof prefix, "w%zu-", i);
+        assert_true(count_in(dom, id, "</h2>", json_string_value(json_object_get(w, "model"))) ==
+                    1);
+        assert_int_equal(count_in(dom, id, "</h2>", "(validation)"),
+                         json_is_true(json_object_get(w, "validation")));
+        assert_fusion_panel(dom, w, prefix);
+    }
+    free(dom);
+    json_decref(d);
+    snprintf(shot, sizeof shot, "report_render_%s.png", name);
+    screenshot(path, shot, 1100, 1400);
+}
+
+static void test_search_report(void **state)
+{
+    (void)state;
+    check_search("search", 2, 1);
+}
+
+/* A run with one workload and no fixed design draws no workload panel. */
+static void test_search_report_small(void **state)
+{
+    (void)state;
+    check_search("search_small", 0, 0);
+}
+
+/* The checks can fail: without the candidates, or with a workload that
+ * lacks its groups, the page says it failed and why. */
+static void test_search_missing_fails(void **state)
+{
+    (void)state;
+    char path[512];
+    json_t *d = sample("search");
+    assert_int_equal(json_object_del(d, "candidates"), 0);
+    char *dom = page(d, "no_candidates", path, sizeof path);
+    assert_non_null(strstr(dom, "data-render=\"failed\""));
+    assert_null(strstr(dom, "data-errors=\"0\""));
+    assert_non_null(strstr(dom, "search: no candidates in the data"));
+    free(dom);
+    json_decref(d);
+
+    d = sample("search");
+    json_t *w = json_array_get(json_object_get(d, "workloads"), 1);
+    assert_int_equal(json_object_del(w, "groups"), 0);
+    dom = page(d, "no_groups", path, sizeof path);
+    assert_non_null(strstr(dom, "data-render=\"failed\""));
+    assert_non_null(strstr(dom, "data-errors=\"1\""));
+    assert_non_null(strstr(dom, "workload 1: fusion: no groups in the data"));
+    /* The other panel is still drawn. */
+    assert_true(count_in(dom, "chart-w0-groups", "</figure>", "class=\"group\"") > 0);
+    free(dom);
+    json_decref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fusion_report),
-        cmocka_unit_test(test_missing_data_fails),
+        cmocka_unit_test(test_fusion_report),        cmocka_unit_test(test_fusion_missing_fails),
+        cmocka_unit_test(test_search_report),        cmocka_unit_test(test_search_report_small),
+        cmocka_unit_test(test_search_missing_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

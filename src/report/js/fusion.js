@@ -51,8 +51,8 @@ function fusionTotals(parent, d) {
 // weights, the number of groups and layers; then the totals.
 function fusionSummary(parent, d, prefix) {
   if (!prefix) html("h1", {}, parent, `${d.model} on ${d.arch}: fusion`);
-  const facts = [`${d.groups.length} groups of ${d.groups.reduce((n, g) => n + g.layers.length, 0)} layers`,
-    `${d.layers.length} compute layers`];
+  const n = d.groups.reduce((s, g) => s + g.layers.length, 0);
+  const facts = [`${d.groups.length} groups of ${n} layers`, `${d.layers.length} compute layers`];
   if (d.algorithm) facts.push(`fusion search: ${d.algorithm}`);
   if (d.batch !== undefined) facts.push(`batch ${d.batch}`);
   if (d.weights) facts.push(`weights ${d.weights}`);
@@ -87,11 +87,12 @@ function fusionBands(parent, id, d, prefix) {
   let at = 0;
   d.groups.forEach((g, k) => {
     const top = y(Math.max(g.dram_bytes, y.lo)), bottom = y(y.lo);
-    const band = el("rect", { class: "group", x: x(at), width: Math.max(1, x(at + g.layers.length) - x(at) - 1),
-      y: top, height: Math.max(1, bottom - top), fill: COLORS[k % 2], "fill-opacity": 0.8 }, marks);
+    const wide = x(at + g.layers.length) - x(at);
+    const band = el("rect", { class: "group", x: x(at), width: Math.max(1, wide - 1), y: top,
+      height: Math.max(1, bottom - top), fill: COLORS[k % 2], "fill-opacity": 0.8 }, marks);
     el("title", {}, band, fusionGroupTitle(g, k));
     band.addEventListener("click", () => fusionOpen(prefix, k));
-    if (x(at + g.layers.length) - x(at) >= 40)
+    if (wide >= 40)
       el("text", { class: "group-label", x: (x(at) + x(at + g.layers.length)) / 2, y: top - 3,
         "text-anchor": "middle", "font-size": 10 }, marks, si(g.dram_bytes, "B"));
     g.layers.forEach((name, i) => {
@@ -150,7 +151,8 @@ function fusionOpen(prefix, k) {
 // shows its members' mappings as loop nests.
 function fusionTable(parent, d, prefix) {
   const box = html("figure", { class: "table", id: `table-${prefix}groups` }, parent);
-  html("figcaption", {}, box, "Fusion groups (click a row for its members' mappings, outermost level first)");
+  html("figcaption", {}, box,
+    "Fusion groups (click a row for its members' mappings, outermost level first)");
   const t = html("table", {}, box);
   const head = html("tr", {}, t);
   const cols = ["#", "layers", "MACs", "latency", "energy", "DRAM", "on chip", "utilisation",
