@@ -227,12 +227,89 @@ static void test_search_missing_fails(void **state)
     json_decref(d);
 }
 
+/* The page of sample name with script added after the renderer's (clicks,
+ * then a summary of what they did in <body data-check>), rendered: the
+ * DOM, malloc'd. */
+static char *page_clicked(const char *name, const char *script)
+{
+    json_t *d = sample(name);
+    char path[512], clicked[560];
+    free(page(d, name, path, sizeof path));
+    json_decref(d);
+    char *text = slurp(path);
+    char *end = strstr(text, "</body>");
+    assert_non_null(end);
+    snprintf(clicked, sizeof clicked, "%s.clicked.html", path);
+    FILE *f = fopen(clicked, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s<script>%s</script>%s", (int)(end - text), text, script, end);
+    assert_int_equal(fclose(f), 0);
+    free(text);
+    return render(clicked);
+}
+
+/* Latency of front candidate a against b, for qsort: the slower first. */
+static int slower_first(const void *a, const void *b)
+{
+    double la = json_number_value(
+        json_object_get(json_object_get(*(json_t *const *)a, "metrics"), "latency_s"));
+    double lb = json_number_value(
+        json_object_get(json_object_get(*(json_t *const *)b, "metrics"), "latency_s"));
+    return (la < lb) - (la > lb);
+}
+
+/* The clicks work: two on the front table's latency header sort it
+ * slowest first; one on a band or a group row opens its mappings. */
+static void test_search_clicks(void **state)
+{
+    (void)state;
+    char *dom = page_clicked(
+        "search", "const th = document.querySelectorAll('#front-table th');"
+                  "th[1].click(); th[1].click();"
+                  "document.querySelector('#chart-w0-groups rect.group')"
+                  ".dispatchEvent(new MouseEvent('click'));"
+                  "document.querySelector('#table-w1-groups tr.group-row').click();"
+                  "document.body.dataset.check = [...document.querySelectorAll("
+                  "'#front-table tr.front-row td:first-child')].map((e) => e.textContent)"
+                  ".join('|') + ' w0=' + document.getElementById('w0-group-nest-0').hidden +"
+                  "' w1=' + document.getElementById('w1-group-nest-0').hidden;");
+    assert_non_null(strstr(dom, "data-render=\"ok\""));
+    json_t *d = sample("search");
+    const json_t *candidates = json_object_get(d, "candidates");
+    const json_t *chosen =
+        json_array_get(candidates, (size_t)json_integer_value(json_object_get(d, "chosen")));
+    json_t *front[64];
+    size_t n = 0, i;
+    json_t *c;
+    json_array_foreach(candidates, i, c) if (json_is_true(json_object_get(c, "front")) && n < 64)
+        front[n++] = c;
+    qsort(front, n, sizeof front[0], slower_first);
+    char expected[2048] = "data-check=\"";
+    for (i = 0; i < n; i++) {
+        int iteration = (int)json_integer_value(json_object_get(front[i], "iteration"));
+        int slot = (int)json_integer_value(json_object_get(front[i], "slot"));
+        char label[64];
+        if (iteration < 0)
+            snprintf(label, sizeof label, "%s%sreference", i ? "|" : "",
+                     front[i] == chosen ? "★ " : "");
+        else
+            snprintf(label, sizeof label, "%s%s%d.%d", i ? "|" : "", front[i] == chosen ? "★ " : "",
+                     iteration, slot);
+        strcat(expected, label);
+    }
+    strcat(expected, " w0=false w1=false\"");
+    if (!strstr(dom, expected))
+        fail_msg("expected %s", expected);
+    json_decref(d);
+    free(dom);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fusion_report),        cmocka_unit_test(test_fusion_missing_fails),
         cmocka_unit_test(test_search_report),        cmocka_unit_test(test_search_report_small),
-        cmocka_unit_test(test_search_missing_fails),
+        cmocka_unit_test(test_search_missing_fails), cmocka_unit_test(test_search_clicks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
