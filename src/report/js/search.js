@@ -136,7 +136,7 @@ function searchPareto(parent, d) {
   const log = spansDecades(areas);
   const area = scale(Math.min(...areas), Math.max(...areas), 0, 1, log);
   const color = (a) => ramp(area(a));
-  searchAreaScale(marks.ownerSVGElement, right + 24, 30, height - 60, area);
+  if (areas.length) searchAreaScale(marks.ownerSVGElement, right + 24, 30, height - 60, area);
   const at = (m) => [x(m.latency_s), y(m.energy_pJ * 1e-12)];
   const text = (label, c) => searchDesignText(label, c.metrics, c.params, d.parameters) +
     `\n${c.rounds} rounds, ${c.sw_budget} fusion plans`;
@@ -205,7 +205,8 @@ function searchFrontTable(parent, d) {
   const front = d.candidates.filter((c) => c.front && c.metrics);
   const cols = searchColumns(d);
   const box = html("figure", { class: "table" }, parent);
-  html("figcaption", {}, box, "The Pareto front's designs (★ chosen; click a header to sort)");
+  html("figcaption", {}, box,
+    "The Pareto front's designs (design: iteration.slot; ★ chosen; click a header to sort)");
   const t = html("table", { id: "front-table" }, box);
   const head = html("tr", {}, t);
   const rows = front.map((c) => {
@@ -242,9 +243,12 @@ function searchInfeasible(parent, d) {
     .map((c) => [searchName(c), c.params, c.reason])
     .concat(d.fixed_designs.filter((f) => !f.feasible)
       .map((f) => [`fixed design ${f.name}`, null, f.reason]));
+  const candidates = d.candidates.filter((c) => !c.feasible).length;
+  const fixed = bad.length - candidates;
   const box = html("details", { id: "infeasible" }, parent);
-  html("summary", {}, box, `${bad.length} infeasible candidate${bad.length === 1 ? "" : "s"}` +
-    (bad.length ? " (click for their reasons)" : ""));
+  html("summary", {}, box, `${candidates} infeasible candidate${candidates === 1 ? "" : "s"}` +
+    (fixed ? `, ${fixed} infeasible fixed design${fixed === 1 ? "" : "s"}` : "") +
+    (bad.length ? " (click for the reasons)" : ""));
   if (!bad.length) return;
   const t = html("table", {}, box);
   const head = html("tr", {}, t);
