@@ -37,6 +37,8 @@ function si(v, unit) {
   if (unit === "x") return "x" + (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ?
     v.toFixed(1) : v.toFixed(2)); // a ratio: x0.86, x12.5
   if (v === 0) return "0 " + unit;
+  // A plain number (a ratio, a hypervolume) needs no prefix between 0.01 and 1000.
+  if (unit === "" && Math.abs(v) >= 0.01 && Math.abs(v) < 1000) return String(+v.toPrecision(3));
   const prefixes = ["a", "f", "p", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"];
   let k = Math.floor(Math.log10(Math.abs(v)) / 3);
   k = Math.max(-6, Math.min(6, k));
@@ -85,7 +87,11 @@ function ticks(s) {
       }
     return out;
   }
-  for (let i = 0; i <= 4; i++) out.push(s.lo + (s.hi - s.lo) * i / 4);
+  // About five round values (1, 2 or 5 times a power of ten apart).
+  const raw = (s.hi - s.lo) / 4 || 1, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = mag * (raw / mag >= 5 ? 5 : raw / mag >= 2 ? 2 : 1);
+  for (let v = Math.ceil(s.lo / step - 1e-9) * step; v <= s.hi * (1 + 1e-9) + 1e-12; v += step)
+    out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
   return out;
 }
 function spansDecades(values) {
@@ -127,8 +133,9 @@ function legend(parent, names) {
 }
 
 
-// Bars per layer, stacked when each value is an array (one per series).
-function layerBars(parent, id, title, layers, values, unit, yLabel, series) {
+// Bars per layer, stacked when each value is an array (one per series);
+// xLabel names the items when they are not layers (default "layers, in order").
+function layerBars(parent, id, title, layers, values, unit, yLabel, series, xLabel) {
   const width = Math.max(640, 60 + layers.length * 8), height = 260;
   const totals = values.map((v) => (Array.isArray(v) ? v.reduce((a, b) => a + b, 0) : v));
   const log = spansDecades(totals) && !series;
@@ -137,7 +144,7 @@ function layerBars(parent, id, title, layers, values, unit, yLabel, series) {
     height - 36, 12, log);
   const x = scale(0, layers.length, 70, width - 10, false);
   x.ticks = false;
-  const marks = frame(parent, id, title, width, height, x, y, "layers, in order", yLabel,
+  const marks = frame(parent, id, title, width, height, x, y, xLabel || "layers, in order", yLabel,
     { x: "", y: unit });
   const w = Math.max(1, x(1) - x(0) - 1);
   layers.forEach((l, i) => {
@@ -230,4 +237,58 @@ function heatColor(v, lo, hi) {
   const t = Math.max(-1, Math.min(1, 2 * (v - lo) / (hi - lo || 1) - 1));
   const a = Math.round(255 * (1 - Math.abs(t)));
   return t < 0 ? `rgb(${a},${Math.round(a + (255 - a) * 0.35)},255)` : `rgb(255,${a},${a})`;
+}
+
+// ---- shared by the search and fusion renderers (search.js, fusion.js)
+
+// Ten series colours (Tableau 10), for stacks of up to ten components
+// (mac, each on-chip level, dram, network_vector).
+COLORS.push("#b07aa1", "#ff9da7", "#9c755f", "#bab0ac");
+
+// Throws unless the object d (what names it in the message) has every
+// member named: the renderer's side of the data contract, so that missing
+// data is an error on the page, not a half-drawn chart.
+function need(d, members, what) {
+  if (!d || typeof d !== "object") throw new Error(`${what}: no data`);
+  const missing = members.filter((m) => d[m] === undefined || d[m] === null);
+  if (missing.length) throw new Error(`${what}: no ${missing.join(", ")} in the data`);
+}
+
+// A scale fitting values onto [a, b] with a margin: logarithmic when they
+// span more than two decades, else linear (from zero when zero is asked).
+function fitScale(values, a, b, fromZero) {
+  const v = values.filter((x) => isFinite(x));
+  const pos = v.filter((x) => x > 0);
+  if (spansDecades(v)) return scale(Math.min(...pos) / 1.6, Math.max(...pos) * 1.6, a, b, true);
+  if (!v.length) return scale(0, 1, a, b, false);
+  const hi = Math.max(...v), lo = fromZero ? Math.min(0, ...v) : Math.min(...v);
+  const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1;
+  // Non-negative values keep a non-negative axis.
+  const start = lo === 0 ? 0 : lo >= 0 ? Math.max(0, lo - pad) : lo - pad;
+  return scale(start, hi + pad, a, b, false);
+}
+
+// A sequential colour (viridis) for t in [0, 1]: dark blue (0) to yellow (1).
+function ramp(t) {
+  const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  const u = Math.max(0, Math.min(1, isFinite(t) ? t : 0)) * (stops.length - 1);
+  const i = Math.min(stops.length - 2, Math.floor(u)), f = u - i;
+  const c = stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * f));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+// A line through points {x, y, title} in order, one circle of class cls
+// per point (its title on hover); axes fitted to the values.
+function lineChart(parent, id, title, pts, xLabel, yLabel, unit, cls) {
+  const width = 640, height = 260;
+  const x = fitScale(pts.map((p) => p.x), 70, width - 16, true);
+  const y = fitScale(pts.map((p) => p.y), height - 36, 12, false);
+  const marks = frame(parent, id, title, width, height, x, y, xLabel, yLabel, unit);
+  el("polyline", { class: "line", fill: "none", stroke: COLORS[0], "stroke-width": 2,
+    points: pts.map((p) => `${x(p.x)},${y(p.y)}`).join(" ") }, marks);
+  for (const p of pts) {
+    const c = el("circle", { class: cls, cx: x(p.x), cy: y(p.y), r: 4, fill: COLORS[0] }, marks);
+    el("title", {}, c, p.title);
+  }
+  return marks;
 }
