@@ -49,7 +49,7 @@ static inline char *render(const char *path)
  * its closing </figure> or </table>). */
 static inline int count_in(const char *dom, const char *id, const char *end, const char *needle)
 {
-    char attr[64];
+    char attr[128];
     snprintf(attr, sizeof attr, "id=\"%s\"", id);
     const char *from = strstr(dom, attr);
     if (!from)

@@ -25,6 +25,7 @@
 #include "cli_run.h"
 
 #include "browser.h"
+#include "report_checks.h"
 
 static void test_map_report(void **state)
 {
@@ -262,6 +263,16 @@ static void test_search_report(void **state)
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(stored, "workloads_not_stored"), 0)),
         "mobilenet_v2");
+    /* Both pages drawn in the browser: every candidate, the front, the
+     * chosen, baseline and fixed designs, the curve, a panel per workload. */
+    char *dom = render(path);
+    assert_search_page(dom, data);
+    free(dom);
+    dom = render(again);
+    assert_search_page(dom, stored);
+    assert_non_null(strstr(dom, "mobilenet_v2")); /* named as not stored */
+    free(dom);
+    screenshot(path, "report_search.png", 1100, 2600);
     json_decref(stored);
     json_decref(data);
     json_decref(out);
@@ -296,6 +307,11 @@ static void test_fuse_report(void **state)
     assert_true(
         json_number_value(json_object_get(json_object_get(data, "roofs"), "peak_ops_per_s")) > 1e9);
     assert_true(json_array_size(json_object_get(data, "layers")) > 40);
+    char *dom = render(path);
+    assert_rendered_ok(dom);
+    assert_fusion_panel(dom, data, "");
+    free(dom);
+    screenshot(path, "report_fuse.png", 1100, 2000);
     json_decref(data);
     json_decref(out);
 }
