@@ -1,9 +1,9 @@
 /*
  * test_report_render.c -- the renderers of fusion and search reports in a
  * real browser (CTest label `browser`): each sample of tests/data/report
- * (the data of real fuse and search reports; its README says how they were
- * made) is written as a
- * page by rp_write_html, rendered by Debian's chromium headless, and its
+ * (the data of real fuse and search reports; its README says how they
+ * were made) is written as a page by rp_write_html, rendered by Debian's
+ * chromium headless, and its
  * DOM must draw every item of the data: one band per fusion group, one
  * grey mark per feasible candidate, the front, exactly one chosen and one
  * baseline mark, each fixed design, the hypervolume curve, the front's
