@@ -87,6 +87,8 @@ static inline void assert_search_page(const char *dom, const json_t *d)
     assert_int_equal(count_in(dom, "chart-hypervolume", "</figure>", "class=\"hv-point\""),
                      n_curve);
     assert_int_equal(count_in(dom, "front-table", "</table>", "class=\"front-row\""), n_front);
+    /* Every metric of the data is drawn ("-" is a value the page lacks). */
+    assert_int_equal(count_in(dom, "front-table", "</table>", ">-<"), 0);
     assert_int_equal(count_in(dom, "infeasible", "</details>", "class=\"infeasible-row\""),
                      n_infeasible);
     assert_int_equal(count_in(dom, "aggregate", "</section>", "<table"), 1);

@@ -24,7 +24,7 @@ function searchParams(parameters, params) {
 // The hover text of a design: its metrics, then its parameters.
 function searchDesignText(label, m, params, parameters) {
   let s = `${label}\nlatency ${si(m.latency_s, "s")}, energy ${si(m.energy_pJ * 1e-12, "J")}, ` +
-    `area ${searchArea(m.area_mm2)}, power ${si(m.power_W, "W")}, EDP ${si(m.edp_Js, "J·s")}, ` +
+    `area ${searchArea(m.area_mm2)}, power ${si(m.power_W, "W")}, EDP ${si(m.edp, "J·s")}, ` +
     `perf/TDP ${si(m.perf_per_tdp, "")}`;
   if (params) s += "\n" + searchParams(parameters, params);
   return s;
@@ -193,7 +193,7 @@ function searchColumns(d) {
   metric("energy", "energy_pJ", (v) => si(v * 1e-12, "J")),
   metric("area", "area_mm2", searchArea),
   metric("power", "power_W", (v) => si(v, "W")),
-  metric("EDP", "edp_Js", (v) => si(v, "J·s")),
+  metric("EDP", "edp", (v) => si(v, "J·s")),
   metric("perf/TDP", "perf_per_tdp", (v) => si(v, ""))]
     .concat(d.parameters.map((p) => [p, (c) => c.params[p], (c) => searchParam(p, c.params[p])]));
 }
@@ -287,7 +287,7 @@ function searchAggregate(parent, d) {
   for (const [name] of others) html("th", {}, head, name);
   for (const [label, key, f] of [["latency", "latency_s", (v) => si(v, "s")],
     ["energy", "energy_pJ", (v) => si(v * 1e-12, "J")], ["area", "area_mm2", searchArea],
-    ["power", "power_W", (v) => si(v, "W")], ["EDP", "edp_Js", (v) => si(v, "J·s")],
+    ["power", "power_W", (v) => si(v, "W")], ["EDP", "edp", (v) => si(v, "J·s")],
     ["perf/TDP", "perf_per_tdp", (v) => si(v, "")]]) {
     const tr = html("tr", {}, t);
     html("th", {}, tr, label);
