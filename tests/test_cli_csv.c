@@ -545,6 +545,89 @@ static void test_runs_show(void **state)
     free(csv);
 }
 
+/* A figure of the text in engineering notation after label ("latency
+ * 73.67 ms"): 4 significant digits, mantissa in [1, 1000), an SI prefix
+ * and unit; its value in unit. */
+static double eng_figure(const char *out, const char *label, const char *unit)
+{
+    const char *line = strstr(out, label);
+    if (!line)
+        fail_msg("no '%s' in:\n%s", label, out);
+    char digits[32], word[32];
+    if (sscanf(line + strlen(label), " %31s %31s", digits, word) != 2)
+        fail_msg("'%s': no figure", label);
+    word[strcspn(word, ",)")] = '\0'; /* "mJ," in a list, "pJ/MAC)" in parentheses */
+    size_t n_digits = strspn(digits, "0123456789.");
+    if (n_digits != strlen(digits) || strlen(digits) != 5 || !strchr(digits, '.'))
+        fail_msg("'%s %s %s': want 4 significant digits", label, digits, word);
+    double v = strtod(digits, NULL);
+    if (!(v >= 1 && v < 1000))
+        fail_msg("'%s %s %s': mantissa out of [1, 1000)", label, digits, word);
+    static const char prefixes[] = "afpnumkMGT";
+    static const double scale[] = {1e-18, 1e-15, 1e-12, 1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9, 1e12};
+    if (strcmp(word, unit) == 0)
+        return v;
+    const char *p = word[0] ? strchr(prefixes, word[0]) : NULL;
+    if (!p || strcmp(word + 1, unit) != 0)
+        fail_msg("'%s %s %s': want a prefix and %s", label, digits, word, unit);
+    return v * scale[p - prefixes];
+}
+
+static void expect_close(double shown, double want, const char *what)
+{
+    if (!(fabs(shown - want) <= 5e-4 * fabs(want)))
+        fail_msg("%s: the text shows %.6g, the JSON %.17g", what, shown, want);
+}
+
+/* The text's figures are the JSON's in engineering notation, with their
+ * units; no number in exponent notation (no bare %g). */
+static void test_text_units(void **state)
+{
+    (void)state;
+    char args[1400];
+    snprintf(args, sizeof args,
+             "map --arch eyeriss --model '%s' --map-budget 64 --threads 2 --seed 3", model_path);
+    run_result text, js;
+    runf(&text, "%s", args);
+    runf(&js, "%s --json", args);
+    json_t *j = parse_json(js.out);
+    const json_t *totals = json_object_get(j, "totals");
+    double latency_s = json_number_value(json_object_get(totals, "latency_s"));
+    double cycle_s = latency_s / (double)json_integer_value(json_object_get(totals, "cycles"));
+    expect_close(eng_figure(text.out, "\nlatency ", "s"), latency_s, "latency");
+    expect_close(eng_figure(text.out, "\nenergy ", "J"),
+                 json_number_value(json_object_get(totals, "energy_pJ")) * 1e-12, "energy");
+    expect_close(eng_figure(text.out, "\nEDP ", "J*s"),
+                 json_number_value(json_object_get(totals, "edp_J_cycle")) * cycle_s, "EDP");
+    const char *onchip = strstr(text.out, "onchip ");
+    assert_non_null(onchip);
+    expect_close(
+        eng_figure(onchip, "onchip ", "J"),
+        json_number_value(json_object_get(json_object_get(j, "energy_by_component_pJ"), "onchip")) *
+            1e-12,
+        "on-chip energy");
+    assert_null(strstr(text.out, "e+"));
+    assert_null(strstr(text.out, "e-0"));
+    json_decref(j);
+    free(text.out);
+    free(js.out);
+
+    snprintf(args, sizeof args, "eval '%s' '%s'", eval_input, eval_ert);
+    runf(&text, "%s", args);
+    runf(&js, "%s --json", args);
+    j = parse_json(js.out);
+    double energy_J = json_number_value(json_object_get(j, "energy_pJ")) * 1e-12;
+    expect_close(eng_figure(text.out, "\nenergy ", "J"), energy_J, "eval energy");
+    const char *per_mac = strchr(strstr(text.out, "\nenergy "), '(');
+    assert_non_null(per_mac);
+    expect_close(eng_figure(per_mac, "(", "J/MAC"),
+                 energy_J / (double)json_integer_value(json_object_get(j, "macs")),
+                 "energy per MAC");
+    json_decref(j);
+    free(text.out);
+    free(js.out);
+}
+
 /* Unwritable paths fail before any work, naming the file; --csv - and
  * --json would both want standard output. */
 static void test_errors(void **state)
@@ -582,7 +665,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_info), cmocka_unit_test(test_map_model),
         cmocka_unit_test(test_fuse),       cmocka_unit_test(test_eval_levels),
-        cmocka_unit_test(test_runs_show),  cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_runs_show),  cmocka_unit_test(test_text_units),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
