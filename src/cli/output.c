@@ -20,35 +20,28 @@
  * micro (ASCII, so that the columns of a table line up byte by byte). */
 static const char *const si_prefixes[] = {"y", "z", "a", "f", "p", "n", "u", "m", "",
                                           "k", "M", "G", "T", "P", "E", "Z", "Y"};
-enum { SI_UNITY = 8, SI_COUNT = sizeof si_prefixes / sizeof si_prefixes[0] };
+enum { SI_UNITY = 8 }; /* the index of "" */
 
 /* Significant digits of every number the text shows with a unit. */
 enum { ENG_DIGITS = 4 };
 
-/* The power of 1000 of |v| (v finite, not 0) once rounded to ENG_DIGITS
- * significant digits, so that 999.96 reads "1.000 k", not "1000". */
-static int power_of_1000(double v)
-{
-    int p = (int)floor(log10(fabs(v)) / 3.0);
-    double mantissa = fabs(v) / pow(1000.0, p);
-    int before = mantissa >= 100 ? 3 : mantissa >= 10 ? 2 : 1; /* digits before the point */
-    double rounded = round(mantissa * pow(10, ENG_DIGITS - before)) / pow(10, ENG_DIGITS - before);
-    return rounded >= 1000.0 ? p + 1 : p;
-}
-
-/* v in ENG_DIGITS significant digits, in fixed notation. */
-static int fixed_digits(double v, char *buf, size_t size)
+/* The decimal exponent of |v| (finite, not 0) once rounded to ENG_DIGITS
+ * significant digits: rounding can carry into the next power of ten
+ * (999.96 -> 1000, exponent 3; 0.99996 -> 1.000, exponent 0). */
+static int rounded_exponent(double v)
 {
     double a = fabs(v);
-    int before = a >= 1 ? (int)floor(log10(a)) + 1 : 1;
-    /* Rounding can carry into one more digit (99.996 -> "100.00"). */
-    double scale = pow(10, ENG_DIGITS - before);
-    if (a >= 1 && round(a * scale) / scale >= pow(10, before))
-        before++;
-    int decimals = ENG_DIGITS - before;
-    if (a > 0 && a < 1) /* 0.01234: the zeros after the point are not significant */
-        decimals = ENG_DIGITS - 1 - (int)floor(log10(a));
-    return snprintf(buf, size, "%.*f", decimals < 0 ? 0 : decimals, v);
+    int exponent = (int)floor(log10(a));
+    double scale = pow(10, ENG_DIGITS - 1 - exponent);
+    return round(a * scale) / scale >= pow(10, exponent + 1) ? exponent + 1 : exponent;
+}
+
+/* v (finite, not 0) in ENG_DIGITS significant digits in fixed notation;
+ * an integral part longer than that is written whole. */
+static void fixed_digits(double v, char *buf, size_t size)
+{
+    int decimals = ENG_DIGITS - 1 - rounded_exponent(v);
+    snprintf(buf, size, "%.*f", decimals < 0 ? 0 : decimals, v);
 }
 
 const char *cli_eng(double value, const char *unit, char *buf, size_t size)
@@ -59,16 +52,13 @@ const char *cli_eng(double value, const char *unit, char *buf, size_t size)
         snprintf(buf, size, "%g%s%s", value, sep, unit);
         return buf;
     }
-    int p = power_of_1000(value);
-    if (p < -SI_UNITY || p > SI_UNITY) { /* beyond yocto and yotta */
+    int p = (int)floor(rounded_exponent(value) / 3.0); /* the power of 1000 */
+    if (p < -SI_UNITY || p > SI_UNITY) {               /* beyond yocto and yotta */
         snprintf(buf, size, "%.*e%s%s", ENG_DIGITS - 1, value, sep, unit);
         return buf;
     }
-    char digits[40];
-    double mantissa = value / pow(1000.0, p);
-    if (fabs(mantissa) < 1) /* 0.99996 k rounds up: 1.000 k */
-        mantissa = copysign(1.0, mantissa);
-    fixed_digits(mantissa, digits, sizeof digits);
+    char digits[48];
+    fixed_digits(value / pow(1000.0, p), digits, sizeof digits); /* in [1, 1000) once rounded */
     snprintf(buf, size, "%s %s%s", digits, si_prefixes[SI_UNITY + p], unit);
     return buf;
 }
