@@ -409,6 +409,7 @@ static void test_fuse(void **state)
     }
     assert_string_equal(text(layers, 1, "layer"), ODD_NAME);
     /* fadiff keeps its own mappings: refused, as for --report. */
+    free(r.out);
     run(&r, "fuse --arch eyeriss --model resnet18_cifar --algo fadiff --csv-layers -");
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "--csv-layers"));
