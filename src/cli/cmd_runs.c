@@ -633,6 +633,12 @@ static as_code show_run(store *s, const char *db, const store_run *run, bool jso
                        (long long)run->id);
     else if (code == AS_OK && is_tune_config(config))
         code = show_tune_run(s, run, config, json, st);
+    else if (code == AS_OK && study_is_config(config) && out->out_path && out->csv_path &&
+             strcmp(out->csv_path, "-") == 0) /* study's own CSV writer knows no -o */
+        code = as_fail(st, AS_EINVAL,
+                       "run %lld is a study: with -o FILE, give its cells' CSV a file too "
+                       "(--csv FILE)",
+                       (long long)run->id);
     else if (code == AS_OK && study_is_config(config))
         code = cli_study_print_run(s, run->id, json, out->csv_path, st);
     bool shown = code != AS_OK || is_tune_config(config) || study_is_config(config);
