@@ -94,36 +94,48 @@ ex_has_option() {
 	"$EX_BIN" help "$1" 2>&1 | grep -q -e "$2[ =]"
 }
 
+# EX_SI_AWK: the awk function si(v, u, base): a figure the text shows with its unit in
+# engineering notation (v "83.42", u "ms," -- a trailing comma is dropped; docs/cli-output.md)
+# in the unit base ("s"); empty when u is not base with an SI prefix.
+EX_SI_AWK='function si(v, u, base,   p, f) {
+	sub(/,$/, "", u)
+	if (substr(u, length(u) - length(base) + 1) != base) return ""
+	p = substr(u, 1, length(u) - length(base))
+	f = p == "" ? 1 : p == "k" ? 1e3 : p == "M" ? 1e6 : p == "G" ? 1e9 : p == "T" ? 1e12 : \
+	    p == "m" ? 1e-3 : p == "u" ? 1e-6 : p == "n" ? 1e-9 : p == "p" ? 1e-12 : \
+	    p == "f" ? 1e-15 : p == "a" ? 1e-18 : 0
+	return f == 0 ? "" : v * f
+}
+function scaled(x, k) { return x == "" ? "" : x * k }'
+
 # ex_chosen FILE FIELD: a figure of the chosen design from a search's text output.
 # FIELD: area_mm2 tdp_W latency_ms energy_mJ edp_Js perf_tdp. Empty when nothing was chosen.
 ex_chosen() {
-	awk -v want="$2" '
+	awk -v want="$2" "$EX_SI_AWK"'
 		/^chosen design/ { inside = 1; next }
 		inside && /^  area / {
-			for (i = 1; i <= NF; i++) {
-				v = $i; sub(/,$/, "", v)
-				if ($(i + 1) ~ /^mm2/) f["area_mm2"] = v
-				if ($i == "TDP") f["tdp_W"] = $(i + 1)
-				if ($i == "latency") f["latency_ms"] = $(i + 1)
-				if ($i == "energy") f["energy_mJ"] = $(i + 1)
-				if ($i == "EDP") f["edp_Js"] = $(i + 1)
-				if ($i == "perf/TDP") f["perf_tdp"] = $(i + 1)
+			for (i = 1; i + 2 <= NF; i++) {
+				if ($i == "area") { v = $(i + 1); f["area_mm2"] = v }
+				if ($i == "TDP") f["tdp_W"] = si($(i + 1), $(i + 2), "W")
+				if ($i == "latency") f["latency_ms"] = scaled(si($(i + 1), $(i + 2), "s"), 1e3)
+				if ($i == "energy") f["energy_mJ"] = scaled(si($(i + 1), $(i + 2), "J"), 1e3)
+				if ($i == "EDP") f["edp_Js"] = si($(i + 1), $(i + 2), "J*s")
+				if ($i == "perf/TDP") f["perf_tdp"] = si($(i + 1), $(i + 2), "/s/W")
 			}
-			v = f[want]; sub(/,$/, "", v); print v; exit
+			print f[want]; exit
 		}' "$1"
 }
 
 # ex_workload FILE MODEL FIELD: the chosen design's figure on one model, from the line
-# "MODEL (training|validation): latency X ms, energy Y mJ, EDP Z J*s, ...".
-# FIELD: latency_ms energy_mJ edp_Js.
+# "MODEL (training|validation): latency X ms, energy Y mJ, EDP Z J*s, ..." (each figure in
+# engineering notation). FIELD: latency_ms energy_mJ edp_Js.
 ex_workload() {
-	awk -v model="$2" -v want="$3" '
+	awk -v model="$2" -v want="$3" "$EX_SI_AWK"'
 		$1 == model && $2 ~ /^\((training|validation)\):$/ {
-			for (i = 3; i <= NF; i++) {
-				v = $(i + 1); sub(/,$/, "", v)
-				if ($i == "latency") f["latency_ms"] = v
-				if ($i == "energy") f["energy_mJ"] = v
-				if ($i == "EDP") f["edp_Js"] = v
+			for (i = 3; i + 2 <= NF; i++) {
+				if ($i == "latency") f["latency_ms"] = scaled(si($(i + 1), $(i + 2), "s"), 1e3)
+				if ($i == "energy") f["energy_mJ"] = scaled(si($(i + 1), $(i + 2), "J"), 1e3)
+				if ($i == "EDP") f["edp_Js"] = si($(i + 1), $(i + 2), "J*s")
 			}
 			print f[want]; exit
 		}' "$1"
@@ -186,15 +198,21 @@ ex_at() {
 }
 
 # ex_fuse FILE ROW FIELD: a figure of fuse's summary table. ROW: fused | layer (layer by layer).
-# FIELD: cycles latency_s energy_pJ edp dram_bytes ops_per_byte.
+# FIELD: cycles latency_s energy_pJ edp (J*s) dram_bytes ops_per_byte. The row reads
+# "fused CYCLES 71.42 ms 10.27 mJ 733.2 uJ*s DRAM_BYTES 50.34 ops/byte".
 ex_fuse() {
-	awk -v row="$2" -v want="$3" '
-		BEGIN { split("cycles latency_s energy_pJ edp dram_bytes ops_per_byte", names, " ") }
+	awk -v row="$2" -v want="$3" "$EX_SI_AWK"'
 		{
-			if (row == "fused" && $1 == "fused") first = 2
-			else if (row == "layer" && $1 == "layer" && $2 == "by" && $3 == "layer") first = 4
+			if (row == "fused" && $1 == "fused") k = 2
+			else if (row == "layer" && $1 == "layer" && $2 == "by" && $3 == "layer") k = 4
 			else next
-			for (k = 1; k <= 6; k++) if (names[k] == want) { print $(first + k - 1); exit }
+			if (want == "cycles") print $k
+			if (want == "latency_s") print si($(k + 1), $(k + 2), "s")
+			if (want == "energy_pJ") print scaled(si($(k + 3), $(k + 4), "J"), 1e12)
+			if (want == "edp") print si($(k + 5), $(k + 6), "J*s")
+			if (want == "dram_bytes") print $(k + 7)
+			if (want == "ops_per_byte") print $(k + 8)
+			exit
 		}' "$1"
 }
 

@@ -182,8 +182,8 @@ static void test_show(void **state)
     line_starting(r.out, "  8 ", line, sizeof line);
     expect_in(line, "private");
     /* The curve: evaluations and hypervolume after each iteration. */
-    line_starting(r.out, "            2           0.5", line, sizeof line);
-    line_starting(r.out, "            3          0.75", line, sizeof line);
+    line_starting(r.out, "            2        0.5000", line, sizeof line);
+    line_starting(r.out, "            3        0.7500", line, sizeof line);
     free(r.out);
 
     runf(&r, NULL, "runs show 1 --json --db '%s'", db);

@@ -321,6 +321,70 @@ void cli_verbose(const char *fmt, ...) AS_PRINTF(1, 2);
 /* Ctrl-C sets *flag (once; a second Ctrl-C ends the program). */
 void cli_catch_interrupt(volatile int *flag);
 
+/* ------------------------------------------------------------- output */
+
+/*
+ * The output rule of every command but study (output.c;
+ * docs/cli-output.md).  Text: each number with its unit, a physical
+ * quantity by cli_eng in engineering notation ("83.42 ms", "16.48 mJ",
+ * "1.375 mJ*cycle": 4 significant digits, an SI prefix from y to Y, "u"
+ * for micro), one whose unit takes no prefix (mm2, ops/byte, ratios)
+ * by cli_num in 4 significant digits; counts (cycles, MACs, bytes) as
+ * exact integers.  JSON and CSV: numbers raw, units in key and column
+ * names (latency_s, energy_pJ).  CLI_ENG and CLI_NUM give the text in a
+ * buffer of their own, for use as printf arguments.
+ */
+enum { CLI_ENG_BYTES = 64 };
+const char *cli_eng(double value, const char *unit, char *buf, size_t size);
+const char *cli_num(double value, const char *unit, char *buf, size_t size);
+#define CLI_ENG(value, unit) cli_eng((value), (unit), (char[CLI_ENG_BYTES]){0}, CLI_ENG_BYTES)
+#define CLI_NUM(value, unit) cli_num((value), (unit), (char[CLI_ENG_BYTES]){0}, CLI_ENG_BYTES)
+
+/* A CSV table being written (RFC 4180: a field with a comma, quote, CR
+ * or LF quoted, its quotes doubled -- store_csv_string; lines end in
+ * CRLF; numbers in the fewest digits that read back the same, nan and
+ * inf as empty fields).  Fields go left to right; cli_csv_end_row ends
+ * the line. */
+typedef struct cli_csv {
+    FILE *out;
+    int n_fields; /* written in the current row */
+} cli_csv;
+void cli_csv_header(cli_csv *c, const char *const *names); /* NULL-terminated; a whole row */
+void cli_csv_string(cli_csv *c, const char *s);
+void cli_csv_int(cli_csv *c, int64_t v);
+void cli_csv_double(cli_csv *c, double v);
+void cli_csv_bool(cli_csv *c, bool v);
+void cli_csv_empty(cli_csv *c);
+void cli_csv_end_row(cli_csv *c);
+
+/* Where a command's output goes: -o FILE (--output) takes its usual
+ * output (text, or JSON with --json; an error's JSON too), --csv FILE its
+ * table as CSV; "-" is standard output, and --csv - replaces the usual
+ * output there (which -o FILE then still writes). */
+typedef struct cli_output {
+    const char *csv_path;    /* --csv: NULL when not given */
+    const char *out_path;    /* -o: NULL for standard output */
+    const char *csv2_path;   /* a second table's option (fuse --csv-layers), or NULL */
+    const char *csv2_option; /* its name, without "--" */
+    int saved_stdout;        /* the real standard output while -o points it at FILE, or -1 */
+    cli_csv csv, csv2;       /* .out: the open destinations, or NULL */
+} cli_output;
+/* --csv (help: what its rows are) and -o at options[0...]; returns how many. */
+int cli_add_output_options(cli_option *options, cli_output *o, const char *csv_help);
+/* After cli_parse: refuse --csv - with --json (and no -o), then open both
+ * destinations, so that an unwritable path fails before any work, the
+ * error naming the file.  CLI_PARSED, or the exit status. */
+int cli_output_begin(const cli_command *cmd, cli_output *o, bool json);
+/* Whether the usual output is wanted (not when a --csv - took its place). */
+bool cli_output_usual(const cli_output *o);
+/* Close both destinations (standard output back as it was); a write
+ * that failed is an error naming the file when rc was a success.
+ * Returns the exit status. */
+int cli_output_end(const cli_command *cmd, cli_output *o, int rc);
+/* An evaluation's table, one row per level and data space it keeps
+ * (report.c, eval and map's single problem). */
+void cli_csv_eval(cli_csv *c, const arch_spec *a, const map_eval *e);
+
 /* Subcommands: argc/argv start after the subcommand word. */
 int cli_zoo(int argc, char **argv);
 int cli_model(int argc, char **argv);

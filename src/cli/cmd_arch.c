@@ -15,10 +15,10 @@ static const char *const dataflow_names[] = {"os", "ws", "is"};
 
 static void print_arch(const arch_spec *a)
 {
-    printf("architecture %s, %d nm, %.0f MHz\n\n", a->name, a->technology_nm,
-           1e-6 / a->cycle_seconds);
+    printf("architecture %s, %d nm, %s\n\n", a->name, a->technology_nm,
+           CLI_ENG(1.0 / a->cycle_seconds, "Hz"));
     printf("%-22s %-8s %14s %5s %6s %10s %10s %10s %10s %12s\n", "level", "class", "words", "bits",
-           "block", "instances", "read pJ", "fill pJ", "update pJ", "area um2");
+           "block", "instances", "read", "fill", "update", "area um2");
     for (int i = a->n_levels - 1; i >= 0; i--) {
         const arch_level *l = &a->level[i];
         char words[32];
@@ -26,22 +26,23 @@ static void print_arch(const arch_spec *a)
             snprintf(words, sizeof words, "%lld", (long long)l->size_words);
         else
             snprintf(words, sizeof words, "-");
-        printf("%-22s %-8s %14s %5d %6d %10lld %10.4g %10.4g %10.4g %12.4g\n", l->name,
-               class_names[l->cls], words, l->word_bits, l->block_size, (long long)l->instances,
-               l->energy.read_pJ, l->energy.fill_pJ, l->energy.update_pJ, l->area_um2);
+        printf("%-22s %-8s %14s %5d %6d %10lld %10s %10s %10s %12s\n", l->name, class_names[l->cls],
+               words, l->word_bits, l->block_size, (long long)l->instances,
+               CLI_ENG(l->energy.read_pJ * 1e-12, "J"), CLI_ENG(l->energy.fill_pJ * 1e-12, "J"),
+               CLI_ENG(l->energy.update_pJ * 1e-12, "J"), CLI_NUM(l->area_um2, NULL));
     }
     const arch_compute *c = &a->compute;
-    printf("%-22s %-8s %14s %5d %6s %10lld %10.4g %10s %10s %12.4g\n", c->name,
-           compute_names[c->kind], "-", c->mac_bits, "-", (long long)c->instances, c->mac_pJ, "",
-           "", c->area_um2);
+    printf("%-22s %-8s %14s %5d %6s %10lld %10s %10s %10s %12s\n", c->name, compute_names[c->kind],
+           "-", c->mac_bits, "-", (long long)c->instances, CLI_ENG(c->mac_pJ * 1e-12, "J"), "", "",
+           CLI_NUM(c->area_um2, NULL));
     if (c->kind == ARCH_COMPUTE_SYSTOLIC)
         printf("\nsystolic arrays of %d x %d, %s dataflow\n", c->rows, c->cols,
                dataflow_names[c->dataflow]);
     int64_t macs = c->instances * c->rows * c->cols;
     printf("\n%-20s %lld\n", "MAC units", (long long)macs);
-    printf("%-20s %.3f TOPS\n", "peak throughput", 2.0 * (double)macs / a->cycle_seconds * 1e-12);
-    printf("%-20s %.4f mm2\n", "area", arch_area_mm2(a));
-    printf("%-20s %.4f W\n", "peak power (TDP)", arch_peak_power_W(a));
+    printf("%-20s %s\n", "peak throughput", CLI_ENG(2.0 * (double)macs / a->cycle_seconds, "OPS"));
+    printf("%-20s %s\n", "area", CLI_NUM(arch_area_mm2(a), "mm2"));
+    printf("%-20s %s\n", "peak power (TDP)", CLI_ENG(arch_peak_power_W(a), "W"));
 }
 
 /* The design as one JSON object: the levels as print_arch lists them

@@ -34,36 +34,40 @@ static void print_eval_json(const arch_spec *a, const map_eval *e, const map_lay
 /* The largest --repeat: a minute or so of evaluations. */
 #define MAX_REPEAT INT64_C(100000000)
 
-int cli_eval(int argc, char **argv)
+/* The evaluation of the loaded case c as the command line asks: JSON or
+ * text (unless --csv - takes their place) and the CSV table; the exit
+ * status. */
+static int show_eval(const char *input, const map_timeloop_case *c, const map_eval *e,
+                     const map_layer_result *layer, double per_second, bool json, cli_output *out)
 {
-    bool json = false;
-    int64_t repeat = 0;
-    cli_option options[] = {
-        cli_json_option(&json),
-        cli_int("repeat", "N", &repeat, 1, MAX_REPEAT,
-                "evaluate N more times and report evaluations per second"),
-    };
-    cli_command cmd = {
-        .name = "eval",
-        .synopsis = "eval INPUT.yaml [ERT.yaml [ART.yaml]] [options]",
-        .about = "Evaluate the mapping of a timeloop-model input (architecture, problem, "
-                 "mapping) with\naccelsearch's cost model; ERT/ART give the energy and area "
-                 "tables (default: built-in).\n",
-        .options = options,
-        .n_options = (int)(sizeof options / sizeof options[0]),
-        .max_positional = 3,
-    };
-    int rc = cli_parse(&cmd, argc, argv);
-    if (rc != CLI_PARSED)
+    int rc = CLI_EXIT_OK;
+    bool usual = cli_output_usual(out);
+    if (json && usual)
+        print_eval_json(&c->arch, e, layer, per_second);
+    if (e->validity != MAP_VALID) {
+        fprintf(stderr, "accelsearch: %s: the mapping is not valid: %s\n", input, e->reason);
+        return CLI_EXIT_USAGE;
+    }
+    if (out->csv.out)
+        cli_csv_eval(&out->csv, &c->arch, e);
+    if (json || !usual)
         return rc;
-    const char *const *files = cmd.positional;
-    if (cmd.n_positional == 0)
-        return cli_usage_error(&cmd, "missing INPUT.yaml");
-    if (cli_is_onnx_path(files[0]))
-        return cli_usage_error(&cmd,
-                               "'%s' is an ONNX model; eval reads a timeloop-model input (YAML): "
-                               "use 'map --model' for models",
-                               files[0]);
+    cli_print_mapping(&c->arch, c->dim_names, &c->mapping);
+    putchar('\n');
+    cli_print_eval(&c->arch, e);
+    if (layer)
+        printf("%-16s %lld cycles, %s, %lld DRAM bytes (as 'map' costs the layer)\n", "layer",
+               (long long)layer->cycles, CLI_ENG(layer->energy_pJ * 1e-12, "J"),
+               (long long)layer->dram_bytes);
+    if (per_second > 0)
+        printf("%-16s %s\n", "evaluation rate", CLI_ENG(per_second, "evaluations/s"));
+    return rc;
+}
+
+/* Load and evaluate the files, repeat, show; the exit status. */
+static int eval_files(const cli_command *cmd, int64_t repeat, bool json, cli_output *out)
+{
+    const char *const *files = cmd->positional;
     map_timeloop_case *c = malloc(sizeof *c);
     map_eval *e = malloc(sizeof *e);
     as_status st;
@@ -71,13 +75,13 @@ int cli_eval(int argc, char **argv)
     if (!c || !e) {
         free(c);
         free(e);
-        return cli_failf(&cmd, CLI_EXIT_FAILURE, "out_of_memory", "out of memory");
+        return cli_failf(cmd, CLI_EXIT_FAILURE, "out_of_memory", "out of memory");
     }
-    if (map_timeloop_load(files[0], cmd.n_positional > 1 ? files[1] : NULL,
-                          cmd.n_positional > 2 ? files[2] : NULL, c, &st) != AS_OK) {
+    if (map_timeloop_load(files[0], cmd->n_positional > 1 ? files[1] : NULL,
+                          cmd->n_positional > 2 ? files[2] : NULL, c, &st) != AS_OK) {
         free(c);
         free(e);
-        return cli_fail(&cmd, &st);
+        return cli_fail(cmd, &st);
     }
     map_layer_result *layer = malloc(sizeof *layer);
     if (layer && !map_timeloop_evaluate(c, e, layer)) {
@@ -92,25 +96,48 @@ int cli_eval(int argc, char **argv)
         double elapsed = cli_seconds_now() - start;
         per_second = elapsed > 0 ? (double)repeat / elapsed : 0;
     }
-    rc = CLI_EXIT_OK;
-    if (json)
-        print_eval_json(&c->arch, e, layer, per_second);
-    if (e->validity != MAP_VALID) {
-        fprintf(stderr, "accelsearch: %s: the mapping is not valid: %s\n", files[0], e->reason);
-        rc = CLI_EXIT_USAGE;
-    } else if (!json) {
-        cli_print_mapping(&c->arch, c->dim_names, &c->mapping);
-        putchar('\n');
-        cli_print_eval(&c->arch, e);
-        if (layer)
-            printf("%-16s %lld cycles, %f pJ, %lld DRAM bytes (as 'map' costs the layer)\n",
-                   "layer", (long long)layer->cycles, layer->energy_pJ,
-                   (long long)layer->dram_bytes);
-        if (per_second > 0)
-            printf("%-16s %.0f\n", "evaluations/s", per_second);
-    }
+    int rc = show_eval(files[0], c, e, layer, per_second, json, out);
     free(layer);
     free(c);
     free(e);
     return rc;
+}
+
+int cli_eval(int argc, char **argv)
+{
+    bool json = false;
+    int64_t repeat = 0;
+    cli_output out = {0};
+    cli_option options[4];
+    int n = 0;
+    options[n++] = cli_json_option(&json);
+    options[n++] = cli_int("repeat", "N", &repeat, 1, MAX_REPEAT,
+                           "evaluate N more times and report evaluations per second");
+    n += cli_add_output_options(options + n, &out,
+                                "write the table as CSV, one row per level and data space it\n"
+                                "keeps (\"-\": standard output, instead of the text)");
+    cli_command cmd = {
+        .name = "eval",
+        .synopsis = "eval INPUT.yaml [ERT.yaml [ART.yaml]] [options]",
+        .about = "Evaluate the mapping of a timeloop-model input (architecture, problem, "
+                 "mapping) with\naccelsearch's cost model; ERT/ART give the energy and area "
+                 "tables (default: built-in).\n",
+        .options = options,
+        .n_options = n,
+        .max_positional = 3,
+    };
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    const char *const *files = cmd.positional;
+    if (cmd.n_positional == 0)
+        return cli_usage_error(&cmd, "missing INPUT.yaml");
+    if (cli_is_onnx_path(files[0]))
+        return cli_usage_error(&cmd,
+                               "'%s' is an ONNX model; eval reads a timeloop-model input (YAML): "
+                               "use 'map --model' for models",
+                               files[0]);
+    if ((rc = cli_output_begin(&cmd, &out, json)) != CLI_PARSED)
+        return rc;
+    return cli_output_end(&cmd, &out, eval_files(&cmd, repeat, json, &out));
 }

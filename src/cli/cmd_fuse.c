@@ -22,6 +22,7 @@ typedef struct fuse_options {
     int weights; /* --weights: cli_weights_mode */
     bool weights_set;
     const char *report_path; /* --report: NULL for none */
+    cli_output out;          /* --csv (groups), --csv-layers, -o */
 } fuse_options;
 
 static const char *const algo_names[] = {"none", "ga", "dp", "ilp", "fadiff", NULL};
@@ -37,7 +38,7 @@ static const fu_objective objectives[] = {FU_OBJ_CASCO, FU_OBJ_EDP, FU_OBJ_ENERG
 static const char *const old_map_budget[] = {"mapper-budget", NULL};
 static const char *const time_aliases[] = {"time", NULL};
 
-enum { FUSE_MAX_OPTIONS = 26 };
+enum { FUSE_MAX_OPTIONS = 30 };
 
 /* The command `fuse`, its options writing into o. */
 static cli_command fuse_command(cli_option *options, fuse_options *o)
@@ -70,6 +71,13 @@ static cli_command fuse_command(cli_option *options, fuse_options *o)
                               "also write a self-contained HTML report: the fusion groups\n"
                               "over the layers with their DRAM bytes, time and energy per\n"
                               "group, a roofline, and each layer's mapping");
+    n += cli_add_output_options(options + n, &o->out,
+                                "write the groups as CSV, one row per fusion group (\"-\":\n"
+                                "standard output, instead of the text)");
+    o->out.csv2_option = "csv-layers";
+    options[n++] = cli_string("csv-layers", "FILE", &o->out.csv2_path,
+                              "write the compute layers as CSV, one row per layer with its\n"
+                              "group, tile problem and mapping's cycles and energy");
     options[n] = cli_int("budget", "N", &o->old_budget, 1, INT64_MAX,
                          "plans (ga) or seconds (ilp): use --plan-budget or --time-limit");
     options[n++].deprecated = true;
@@ -98,6 +106,10 @@ static int parse_fuse_options(cli_command *cmd, int argc, char **argv, fuse_opti
         return cli_usage_error(cmd, "fuse needs --arch and --model");
     if (o->algo == ALGO_FADIFF && o->mapper_budget > 0)
         return cli_usage_error(cmd, "--algo fadiff finds the mappings itself: drop --map-budget");
+    if (o->algo == ALGO_FADIFF && o->out.csv2_path)
+        return cli_usage_error(cmd, "--csv-layers lists each layer's mapping as the fusion "
+                                    "evaluator maps it, and fadiff keeps its own: use --algo "
+                                    "ga, dp, ilp or none");
     if (o->algo == ALGO_FADIFF && o->report_path)
         return cli_usage_error(cmd, "--report draws each layer's mapping as the fusion evaluator "
                                     "maps it, and fadiff keeps its own: use --algo ga, dp, ilp "
@@ -129,10 +141,12 @@ static int32_t group_ops(const wl_graph *g, const fu_plan *p, int32_t k, int32_t
     return n;
 }
 
-static void print_totals_row(const char *label, const fu_plan_cost *c)
+static void print_totals_row(const char *label, const arch_spec *a, const fu_plan_cost *c)
 {
-    printf("%-14s %14lld %12.6g %14.6g %14.6g %12lld %10.2f\n", label, (long long)c->cycles,
-           c->latency_s, c->energy_pJ, c->edp_J_cycle, (long long)c->dram_bytes, c->op_intensity);
+    printf("%-14s %14lld %12s %12s %12s %12lld %14s\n", label, (long long)c->cycles,
+           CLI_ENG(c->latency_s, "s"), CLI_ENG(c->energy_pJ * 1e-12, "J"),
+           CLI_ENG(c->edp_J_cycle * a->cycle_seconds, "J*s"), (long long)c->dram_bytes,
+           CLI_NUM(c->op_intensity, "ops/byte"));
 }
 
 static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fuse_options *o,
@@ -140,8 +154,8 @@ static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fuse_o
                              const fu_plan_cost *c, const fu_plan_cost *base, int32_t *ops)
 {
     char first[256], last[256];
-    printf("%5s %-40s %7s %11s %10s %13s %13s %14s %16s\n", "group", "layers", "count", "tile",
-           "halo", "on-chip B", "DRAM B", "cycles", "energy pJ");
+    printf("%5s %-40s %7s %11s %10s %13s %13s %14s %12s\n", "group", "layers", "count", "tile",
+           "halo", "on-chip B", "DRAM B", "cycles", "energy");
     for (int32_t k = 0; k < p->n_groups; k++) {
         const fu_group_cost *gc = &c->groups[k];
         int32_t n = group_ops(g, p, k, ops);
@@ -151,15 +165,15 @@ static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fuse_o
                  cli_fused_layer_name(g, ops[n - 1], last, sizeof last));
         snprintf(tile, sizeof tile, "%lldx%lld", (long long)gc->tile.rows,
                  (long long)gc->tile.cols);
-        printf("%5d %-40s %7d %11s %10s %13lld %13lld %14lld %16.1f\n", (int)k, layers, (int)n,
-               tile, halo_names[gc->halo], (long long)gc->onchip_bytes, (long long)gc->dram_bytes,
-               (long long)gc->cycles, gc->energy_pJ);
+        printf("%5d %-40s %7d %11s %10s %13lld %13lld %14lld %12s\n", (int)k, layers, (int)n, tile,
+               halo_names[gc->halo], (long long)gc->onchip_bytes, (long long)gc->dram_bytes,
+               (long long)gc->cycles, CLI_ENG(gc->energy_pJ * 1e-12, "J"));
     }
-    printf("\n%-14s %14s %12s %14s %14s %12s %10s\n", "", "cycles", "latency s", "energy pJ",
-           "EDP J*cycle", "DRAM bytes", "ops/byte");
-    print_totals_row("fused", c);
-    print_totals_row("layer by layer", base);
-    printf("%-14s %14.3f %12.3f %14.3f %14.3f %12.3f %10.3f\n", "ratio",
+    printf("\n%-14s %14s %12s %12s %12s %12s %14s\n", "", "cycles", "latency", "energy", "EDP",
+           "DRAM bytes", "op intensity");
+    print_totals_row("fused", a, c);
+    print_totals_row("layer by layer", a, base);
+    printf("%-14s %13.3fx %11.3fx %11.3fx %11.3fx %11.3fx %13.3fx\n", "ratio",
            (double)c->cycles / (double)base->cycles, c->latency_s / base->latency_s,
            c->energy_pJ / base->energy_pJ, c->edp_J_cycle / base->edp_J_cycle,
            (double)c->dram_bytes / (double)base->dram_bytes, c->op_intensity / base->op_intensity);
@@ -167,6 +181,89 @@ static void print_fuse_table(const wl_graph *g, const arch_spec *a, const fuse_o
            (int)base->n_groups, (long long)c->recomputed_macs);
     cli_print_weights(a, &c->weights, 14);
     cli_print_epilogue_summary(o->design.no_epilogue_fusion, lowered, lowered->n_epilogue);
+}
+
+/* The groups as CSV: one row per group, with its first and last layer
+ * (--csv-layers lists them all). */
+static void print_groups_csv(cli_csv *csv, const wl_graph *g, const arch_spec *a, const fu_plan *p,
+                             const fu_plan_cost *c, int32_t *ops)
+{
+    static const char *const head[] = {
+        "group",          "layers",     "first_layer", "last_layer",
+        "tile_rows",      "tile_cols",  "halo",        "tiles",
+        "onchip_bytes",   "dram_bytes", "macs",        "recomputed_macs",
+        "cycles",         "latency_s",  "energy_pJ",   "onchip_energy_pJ",
+        "dram_energy_pJ", "valid",      NULL};
+    cli_csv_header(csv, head);
+    for (int32_t k = 0; k < p->n_groups; k++) {
+        const fu_group_cost *gc = &c->groups[k];
+        int32_t n = group_ops(g, p, k, ops);
+        cli_csv_int(csv, k);
+        cli_csv_int(csv, n);
+        cli_csv_string(csv, cli_layer_name(g, ops[0]));
+        cli_csv_string(csv, cli_layer_name(g, ops[n - 1]));
+        cli_csv_int(csv, gc->tile.rows);
+        cli_csv_int(csv, gc->tile.cols);
+        cli_csv_string(csv, halo_names[gc->halo]);
+        cli_csv_int(csv, gc->n_tiles);
+        cli_csv_int(csv, gc->onchip_bytes);
+        cli_csv_int(csv, gc->dram_bytes);
+        cli_csv_int(csv, gc->macs);
+        cli_csv_int(csv, gc->recomputed_macs);
+        cli_csv_int(csv, gc->cycles);
+        cli_csv_double(csv, (double)gc->cycles * a->cycle_seconds);
+        cli_csv_double(csv, gc->energy_pJ);
+        cli_csv_double(csv, gc->onchip_energy_pJ);
+        cli_csv_double(csv, gc->dram_energy_pJ);
+        cli_csv_bool(csv, gc->valid);
+        cli_csv_end_row(csv);
+    }
+}
+
+/* The compute layers as CSV: one row per layer (fu_plan_mappings' order:
+ * group by group), its group, the problem it was mapped on (a fused
+ * layer's tile) and the mapping's cycles and energy per run and in all. */
+static as_code print_layers_csv(cli_csv *csv, fu_evaluator *e, const wl_graph *g, const fu_plan *p,
+                                const fu_plan_cost *c, as_status *st)
+{
+    static const char *const head[] = {"group",
+                                       "layer",
+                                       "op",
+                                       "macs",
+                                       "problem",
+                                       "tiles",
+                                       "mapped",
+                                       "cycles_per_tile",
+                                       "energy_per_tile_pJ",
+                                       "cycles_all_tiles",
+                                       "energy_all_tiles_pJ",
+                                       NULL};
+    fu_layer_mapping *layers;
+    int32_t n;
+    if (fu_plan_mappings(e, p, c, &layers, &n, st) != AS_OK)
+        return st->code;
+    cli_csv_header(csv, head);
+    for (int32_t i = 0; i < n; i++) {
+        const fu_layer_mapping *l = &layers[i];
+        wl_op_stats os;
+        wl_op_stats_get(g, l->op, &os);
+        char bounds[WL_NDIMS * 24];
+        cli_csv_int(csv, l->group);
+        cli_csv_string(csv, cli_layer_name(g, l->op));
+        cli_csv_string(csv, g->ops[l->op].op_type);
+        cli_csv_int(csv, os.macs);
+        cli_csv_string(csv,
+                       map_bounds_format(l->problem.bound, bounds, sizeof bounds) ? bounds : "");
+        cli_csv_int(csv, l->n_tiles);
+        cli_csv_bool(csv, l->found);
+        cli_csv_int(csv, l->cycles);
+        cli_csv_double(csv, l->energy_pJ);
+        cli_csv_int(csv, l->cycles * l->n_tiles);
+        cli_csv_double(csv, l->energy_pJ * (double)l->n_tiles);
+        cli_csv_end_row(csv);
+    }
+    free(layers);
+    return AS_OK;
 }
 
 static void json_totals(cli_json *j, const char *key, const fu_plan_cost *c)
@@ -330,7 +427,7 @@ int cli_fuse(int argc, char **argv)
     cli_option options[FUSE_MAX_OPTIONS];
     cli_command cmd = fuse_command(options, &o);
     int rc = parse_fuse_options(&cmd, argc, argv, &o);
-    if (rc != CLI_PARSED)
+    if (rc != CLI_PARSED || (rc = cli_output_begin(&cmd, &o.out, o.json)) != CLI_PARSED)
         return rc;
     as_status st;
     as_status_clear(&st);
@@ -395,9 +492,13 @@ int cli_fuse(int argc, char **argv)
         fprintf(stderr, "accelsearch: interrupted; the best plan so far follows\n");
         rc = CLI_EXIT_INTERRUPTED;
     }
-    if (o.json)
+    if (o.out.csv.out)
+        print_groups_csv(&o.out.csv, g, a, &plan, &cost, ops);
+    if (o.out.csv2.out && print_layers_csv(&o.out.csv2, e, g, &plan, &cost, &st) != AS_OK)
+        goto failed;
+    if (cli_output_usual(&o.out) && o.json)
         print_fuse_json(g, a, &o, &lowered, &plan, &cost, &base_cost, &run, ops);
-    else
+    else if (cli_output_usual(&o.out))
         print_fuse_table(g, a, &o, &lowered, &plan, &cost, &base_cost, ops);
     if (o.report_path &&
         write_fuse_report(o.report_path, e, g, a, &o, &plan, &cost, &base_cost, &st) != AS_OK)
@@ -417,5 +518,5 @@ done:
     wl_graph_free(g);
     free(ops);
     free(a);
-    return rc;
+    return cli_output_end(&cmd, &o.out, rc);
 }

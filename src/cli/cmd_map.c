@@ -28,6 +28,7 @@ typedef struct map_cli_options {
     bool no_padding;
     int weights; /* --weights: cli_weights_mode */
     bool weights_set;
+    cli_output *out; /* --csv, -o */
 } map_cli_options;
 
 /* The spellings of --algo and --objective, and what they select. */
@@ -80,6 +81,10 @@ static cli_command map_command(cli_option *options, map_cli_options *o)
                               "with --model: also write a self-contained HTML report (per-layer\n"
                               "time and energy, utilisation, roofline, mappings)");
     options[n++] = cli_json_option(&o->json);
+    n += cli_add_output_options(options + n, o->out,
+                                "write the table as CSV (\"-\": standard output, instead of\n"
+                                "the text): with --model one row per layer, else one per\n"
+                                "level and data space of the mapping");
     return (cli_command){
         .name = "map",
         .synopsis = "map INPUT.yaml [ERT.yaml [ART.yaml]] [options]\n"
@@ -214,6 +219,10 @@ static int report_single(const cli_command *cmd, const map_cli_options *o, map_m
     }
     if (o->emit_dir && emit_timeloop(o->emit_dir, c->model.problem_name, &c->model, &st) != AS_OK)
         return cli_fail(cmd, &st);
+    if (o->out->csv.out)
+        cli_csv_eval(&o->out->csv, &c->model.arch, e);
+    if (!cli_output_usual(o->out))
+        return rc;
     if (o->json) {
         cli_json j;
         cli_json_init(&j, stdout);
@@ -241,8 +250,8 @@ static int report_single(const cli_command *cmd, const map_cli_options *o, map_m
         cli_print_mapping(&c->model.arch, c->model.dim_names, &c->model.mapping);
         putchar('\n');
         cli_print_eval(&c->model.arch, e);
-        printf("%-16s %lld (%lld valid) in %.3f s\n", r->unit, (long long)r->evaluated,
-               (long long)r->valid, r->seconds);
+        printf("%-16s %lld (%lld valid) in %s\n", r->unit, (long long)r->evaluated,
+               (long long)r->valid, CLI_ENG(r->seconds, "s"));
     }
     return rc;
 }
@@ -404,40 +413,79 @@ static void print_network_table(const wl_graph *g, const arch_spec *a, const map
                                 bool no_epilogue, const wl_epilogue_stats *lowered)
 {
     char fused[256];
-    printf("%-44s %-18s %14s %16s %7s %14s\n", "layer", "op", "cycles", "energy pJ", "util",
-           "DRAM bytes");
+    printf("%-44s %-18s %14s %12s %12s %7s %14s\n", "layer", "op", "cycles", "latency", "energy",
+           "util", "DRAM bytes");
     for (int32_t i = 0; i < r->n_layers; i++) {
         const map_layer_result *l = &r->layers[i];
         const wl_op *op = &g->ops[l->op];
         const char *name = cli_fused_layer_name(g, l->op, fused, sizeof fused);
         size_t len = strlen(name);
-        printf("%-44s %-18s %14lld %16.1f %6.1f%% %14lld\n", len > 44 ? name + len - 44 : name,
-               op->op_type, (long long)l->cycles, l->energy_pJ, 100.0 * l->utilization,
-               (long long)l->dram_bytes);
+        printf(
+            "%-44s %-18s %14lld %12s %12s %6.1f%% %14lld\n", len > 44 ? name + len - 44 : name,
+            op->op_type, (long long)l->cycles, CLI_ENG((double)l->cycles * a->cycle_seconds, "s"),
+            CLI_ENG(l->energy_pJ * 1e-12, "J"), 100.0 * l->utilization, (long long)l->dram_bytes);
     }
     printf("\n%-24s %lld\n", "cycles", (long long)r->cycles);
-    printf("%-24s %.6g s\n", "latency", r->latency_s);
-    printf("%-24s %.6g pJ\n", "energy", r->energy_pJ);
-    printf("%-24s %.6g J*cycle\n", "EDP", r->edp_J_cycle);
+    printf("%-24s %s\n", "latency", CLI_ENG(r->latency_s, "s"));
+    printf("%-24s %s\n", "energy", CLI_ENG(r->energy_pJ * 1e-12, "J"));
+    printf("%-24s %s\n", "EDP", CLI_ENG(r->edp_J_cycle * a->cycle_seconds, "J*s"));
     printf("%-24s %lld\n", "DRAM bytes", (long long)r->dram_bytes);
-    printf("%-24s %.2f ops/byte\n", "op intensity", r->op_intensity);
+    printf("%-24s %s\n", "op intensity", CLI_NUM(r->op_intensity, "ops/byte"));
     cli_print_weights(a, &r->weights, 24);
     printf("%-24s %d distinct of %d layers, %lld mappings evaluated\n", "problems mapped",
            r->n_distinct_problems, r->n_layers, (long long)r->mappings_evaluated);
     print_emulation(a, r);
     cli_print_epilogue_summary(no_epilogue, lowered, r->n_epilogue_ops);
     for (int c = 0; c < MAP_N_COMPONENTS; c++)
-        printf("%-24s %-15s %.6g pJ\n", c == 0 ? "energy by component" : "",
-               map_component_name((map_component)c), r->energy_by_component_pJ[c]);
+        printf("%-24s %-15s %s\n", c == 0 ? "energy by component" : "",
+               map_component_name((map_component)c),
+               CLI_ENG(r->energy_by_component_pJ[c] * 1e-12, "J"));
     map_op_type_total by_type[WL_OP_COUNT];
     int n = map_network_by_op_type(g, r, by_type);
-    printf("\n%-20s %7s %16s %8s %16s %14s\n", "op type", "layers", "cycles", "share", "energy pJ",
+    printf("\n%-20s %7s %16s %8s %12s %14s\n", "op type", "layers", "cycles", "share", "energy",
            "DRAM bytes");
     for (int i = 0; i < n; i++)
-        printf("%-20s %7d %16lld %7.1f%% %16.6g %14lld\n", wl_op_kind_name(by_type[i].kind),
+        printf("%-20s %7d %16lld %7.1f%% %12s %14lld\n", wl_op_kind_name(by_type[i].kind),
                by_type[i].n_layers, (long long)by_type[i].cycles,
                r->cycles ? 100.0 * (double)by_type[i].cycles / (double)r->cycles : 0.0,
-               by_type[i].energy_pJ, (long long)by_type[i].dram_bytes);
+               CLI_ENG(by_type[i].energy_pJ * 1e-12, "J"), (long long)by_type[i].dram_bytes);
+}
+
+/* The layers as CSV: one row per layer, the JSON's figures with their
+ * units in the column names. */
+static void print_network_csv(cli_csv *c, const wl_graph *g, const arch_spec *a,
+                              const map_network_result *r)
+{
+    static const char *const head[] = {
+        "layer",       "op",     "problem_class", "mapped",    "epilogue_ops", "macs",
+        "padded_macs", "cycles", "latency_s",     "energy_pJ", "utilization",  "dram_bytes",
+        NULL};
+    for (int k = 0; head[k]; k++)
+        cli_csv_string(c, head[k]);
+    for (int k = 0; k < MAP_N_COMPONENTS; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "energy_%s_pJ", map_component_name((map_component)k));
+        cli_csv_string(c, name);
+    }
+    cli_csv_end_row(c);
+    for (int32_t i = 0; i < r->n_layers; i++) {
+        const map_layer_result *l = &r->layers[i];
+        cli_csv_string(c, cli_layer_name(g, l->op));
+        cli_csv_string(c, g->ops[l->op].op_type);
+        cli_csv_int(c, l->problem_class);
+        cli_csv_bool(c, l->mapped);
+        cli_csv_int(c, l->n_epilogue_ops);
+        cli_csv_int(c, l->macs);
+        cli_csv_int(c, l->padded_macs);
+        cli_csv_int(c, l->cycles);
+        cli_csv_double(c, (double)l->cycles * a->cycle_seconds);
+        cli_csv_double(c, l->energy_pJ);
+        cli_csv_double(c, l->utilization);
+        cli_csv_int(c, l->dram_bytes);
+        for (int k = 0; k < MAP_N_COMPONENTS; k++)
+            cli_csv_double(c, l->energy_by_component_pJ[k]);
+        cli_csv_end_row(c);
+    }
 }
 
 static void print_network_json(const wl_graph *g, const arch_spec *a, const map_network_result *r,
@@ -576,10 +624,12 @@ static int map_network(const cli_command *cmd, const map_cli_options *o)
         rc = cli_fail(cmd, &st);
         goto done;
     }
-    if (o->json)
+    if (o->out->csv.out)
+        print_network_csv(&o->out->csv, g, a, &r);
+    if (cli_output_usual(o->out) && o->json)
         print_network_json(g, a, &r, o->design.no_epilogue_fusion, &lowered,
                            cli_seconds_now() - start);
-    else
+    else if (cli_output_usual(o->out))
         print_network_table(g, a, &r, o->design.no_epilogue_fusion, &lowered);
 done:
     map_network_free(&r);
@@ -590,12 +640,16 @@ done:
 
 int cli_map(int argc, char **argv)
 {
-    map_cli_options o = {0};
+    cli_output out = {0};
+    map_cli_options o = {.out = &out};
     cli_option options[MAP_MAX_OPTIONS];
     cli_command cmd = map_command(options, &o);
     int rc = parse_map_options(&cmd, argc, argv, &o);
     if (rc != CLI_PARSED)
         return rc;
+    if ((rc = cli_output_begin(&cmd, &out, o.json)) != CLI_PARSED)
+        return rc;
     cli_catch_interrupt(&interrupted);
-    return o.design.model ? map_network(&cmd, &o) : map_single(&cmd, &o);
+    return cli_output_end(&cmd, &out,
+                          o.design.model ? map_network(&cmd, &o) : map_single(&cmd, &o));
 }

@@ -16,9 +16,10 @@ typedef struct model_options {
     double prune_density;  /* 0 = none */
     double prune_channels; /* 0 = none */
     bool json;
+    cli_output out; /* info: --csv, -o */
 } model_options;
 
-enum { MODEL_MAX_OPTIONS = 12 };
+enum { MODEL_MAX_OPTIONS = 14 };
 
 /* The command `model info` (export false) or `model export`, its options
  * writing into o. */
@@ -32,6 +33,10 @@ static cli_command model_command(bool export, cli_option *options, model_options
     options[n++] = cli_double("prune-channels", "K", &o->prune_channels, 0, 1,
                               "channel pruning: keep fraction K of prunable channels");
     options[n++] = cli_flag("json", &o->json, "print one JSON object instead of a table");
+    if (!export)
+        n += cli_add_output_options(options + n, &o->out,
+                                    "write the layers as CSV, one row per layer of the table\n"
+                                    "(\"-\": standard output, instead of the text)");
     return (cli_command){
         .name = export ? "model export" : "model info",
         .help_for = "model",
@@ -166,9 +171,57 @@ static void print_table(const wl_graph *g, const wl_stats *s, const char *precis
            grouped(s->max_working_set_bytes, a, sizeof a),
            s->max_working_set_op >= 0 ? cli_layer_name(g, s->max_working_set_op) : "-");
     printf("%-24s %s\n", "DRAM bytes, unfused", grouped(s->dram_bytes_unfused, a, sizeof a));
-    printf("%-24s %.2f ops/byte (2 x MACs per DRAM byte)\n", "op intensity, unfused",
-           s->op_intensity_unfused);
+    printf("%-24s %s (2 x MACs per DRAM byte)\n", "op intensity, unfused",
+           CLI_NUM(s->op_intensity_unfused, "ops/byte"));
     printf("%-24s %d compute of %d\n", "layers", s->n_compute_ops, s->n_ops);
+}
+
+/* The table's layers as CSV: one row per row of the text, with the
+ * JSON's figures (bytes and elements as counts). */
+static void print_csv(cli_csv *c, const wl_graph *g)
+{
+    static const char *const head[] = {"index",
+                                       "layer",
+                                       "op",
+                                       "category",
+                                       "output_shape",
+                                       "macs",
+                                       "params",
+                                       "bytes_read",
+                                       "bytes_written",
+                                       "output_elements",
+                                       "fusable",
+                                       "problem_kind",
+                                       "problem",
+                                       NULL};
+    char shape[96], prob[160];
+    cli_csv_header(c, head);
+    int row = 0;
+    for (int32_t k = 0; k < g->n_order; k++) {
+        int32_t o = g->order[k];
+        const wl_op *op = &g->ops[o];
+        if (!shown_op(op))
+            continue;
+        wl_op_stats os;
+        wl_op_stats_get(g, o, &os);
+        wl_problem p;
+        bool has_problem = wl_op_kind_category(op->kind) == WL_CAT_COMPUTE &&
+                           wl_op_problem(g, o, &p, NULL) == AS_OK;
+        cli_csv_int(c, row++);
+        cli_csv_string(c, cli_layer_name(g, o));
+        cli_csv_string(c, op->op_type);
+        cli_csv_string(c, wl_op_category_name(wl_op_kind_category(op->kind)));
+        cli_csv_string(c, wl_shape_str(&g->tensors[op->outputs[0]], shape, sizeof shape));
+        cli_csv_int(c, os.macs);
+        cli_csv_int(c, os.params);
+        cli_csv_int(c, os.input_bytes + os.weight_bytes);
+        cli_csv_int(c, os.output_bytes);
+        cli_csv_int(c, os.output_elements);
+        cli_csv_bool(c, op->fusable);
+        cli_csv_string(c, has_problem ? problem_kind_name(p.kind) : "");
+        cli_csv_string(c, has_problem ? problem_str(&p, prob, sizeof prob) : "");
+        cli_csv_end_row(c);
+    }
 }
 
 static void json_problem(cli_json *j, const wl_problem *p)
@@ -311,16 +364,18 @@ static void print_json(const wl_graph *g, const wl_stats *s, const char *precisi
 /* ------------------------------------------------------------- commands */
 
 /* The statistics of g, as a table or JSON. */
-static as_code show_model(const model_options *o, const wl_graph *g, as_status *st)
+static as_code show_model(model_options *o, const wl_graph *g, as_status *st)
 {
     wl_stats s;
     if (wl_graph_stats(g, &s, st) != AS_OK)
         return st->code;
     wl_precision p;
     const char *precision = cli_precision(&o->load, &p) ? wl_precision_name(p) : "native";
-    if (o->json)
+    if (o->out.csv.out)
+        print_csv(&o->out.csv, g);
+    if (cli_output_usual(&o->out) && o->json)
         print_json(g, &s, precision);
-    else
+    else if (cli_output_usual(&o->out))
         print_table(g, &s, precision);
     return AS_OK;
 }
@@ -333,19 +388,21 @@ static int model_run(bool export, int argc, char **argv)
     cli_option options[MODEL_MAX_OPTIONS];
     cli_command cmd = model_command(export, options, &o);
     int rc = parse_model_options(&cmd, argc, argv, &o);
-    if (rc != CLI_PARSED)
+    if (rc != CLI_PARSED ||
+        (!export && (rc = cli_output_begin(&cmd, &o.out, o.json)) != CLI_PARSED))
         return rc;
     as_status st;
     as_status_clear(&st);
     wl_graph *g = NULL;
     if (prepare_model(&o, &g, &st) != AS_OK)
-        return cli_fail(&cmd, &st);
+        return export ? cli_fail(&cmd, &st) : cli_output_end(&cmd, &o.out, cli_fail(&cmd, &st));
     cli_print_warnings(g);
     as_code code = export ? wl_onnx_save(g, o.out_path, &st) : show_model(&o, g, &st);
     if (code == AS_OK && export)
         cli_note("wrote %s (%d nodes)", o.out_path, g->n_ops);
     wl_graph_free(g);
-    return code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
+    rc = code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
+    return export ? rc : cli_output_end(&cmd, &o.out, rc);
 }
 
 static int model_info(int argc, char **argv)

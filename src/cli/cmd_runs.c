@@ -37,9 +37,10 @@ typedef struct runs_options {
     const char *emit_arch; /* show --emit-arch FILE */
     bool layers;           /* show --layers: design K's layers and their mappings */
     const char *space;     /* show --space: the run's space file (default: by its name) */
+    cli_output out;        /* show --csv, -o */
 } runs_options;
 
-enum { RUNS_MAX_OPTIONS = 8 };
+enum { RUNS_MAX_OPTIONS = 10 };
 
 /* The command of one action, its options writing into o.  Each action
  * takes only its own options: --json for list and show, RUN for show and
@@ -48,8 +49,8 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
 {
     static const char *const synopsis[] = {
         "runs list [--db FILE] [--json]",
-        "runs show [RUN] [--db FILE] [--json] [--design K (--emit-arch FILE | --layers) "
-        "[--space S]]",
+        "runs show [RUN] [--db FILE] [--json] [--csv FILE|-] [-o FILE]\n"
+        "          [--design K (--emit-arch FILE | --layers) [--space S]]",
         "runs export [RUN] --format json|csv [--db FILE] [-o FILE]",
     };
     static const char *const names[] = {"runs list", "runs show", "runs export"};
@@ -73,6 +74,10 @@ static cli_command runs_command(runs_action action, cli_option *options, runs_op
         options[n++] = cli_string("space", "S", &o->space,
                                   "the run's design space (default: the built-in space its\n"
                                   "configuration names; a space file must be given)");
+        n += cli_add_output_options(options + n, &o->out,
+                                    "write the front as CSV, one row per design (with --design K\n"
+                                    "--layers: one row per layer; a study: its cells), \"-\":\n"
+                                    "standard output, instead of the text");
     }
     if (action == RUNS_EXPORT) {
         options[n] = cli_enum("format", &o->format, format_names,
@@ -131,6 +136,11 @@ static int parse_runs_options(cli_command *cmd, int argc, char **argv, runs_opti
                                     "with one of them");
     if (o->action == RUNS_EXPORT && !o->format_set)
         return cli_usage_error(cmd, "export needs --format json or --format csv");
+    if (o->emit_arch && o->out.csv_path)
+        return cli_usage_error(cmd, "--csv writes the front or, with --layers, design K's "
+                                    "layers: not with --emit-arch");
+    if (o->action == RUNS_SHOW)
+        return cli_output_begin(cmd, &o->out, o->json);
     return CLI_PARSED;
 }
 
@@ -217,8 +227,8 @@ static as_code list_runs(store *s, const char *db, bool json, as_status *st)
             if (strcmp(run_kind(s, r->id), "search") != 0) /* layers or cells; no fronts */
                 printf("%10s  %12s  %s\n", "-", "-", r->summary);
             else
-                printf("%10lld  %12.6g  %s\n", (long long)r->n_iterations, r->hypervolume,
-                       r->summary);
+                printf("%10lld  %12s  %s\n", (long long)r->n_iterations,
+                       CLI_NUM(r->hypervolume, NULL), r->summary);
         }
     }
     free(runs);
@@ -265,13 +275,19 @@ static as_code front_table_read(front_table *t, const char *front_json, const ch
 }
 
 /* A cell as the table shows it (malloc'd; NULL when out of memory):
- * numbers to 6 digits, a string as itself, anything else as its JSON
- * text; "-" where the point has no such member. */
+ * an integral number as an integer, any other to 4 significant digits
+ * (cli_num; the column's name says its unit), a string as itself,
+ * anything else as its JSON text; "-" where the point has no such
+ * member. */
 static char *cell_text(const json_t *v)
 {
-    char number[32];
+    char number[CLI_ENG_BYTES];
     if (json_is_number(v)) {
-        snprintf(number, sizeof number, "%.6g", json_number_value(v));
+        double x = json_number_value(v);
+        if (x == floor(x) && fabs(x) < 1e15)
+            snprintf(number, sizeof number, "%.0f", x);
+        else
+            cli_num(x, NULL, number, sizeof number);
         return strdup(number);
     }
     if (!v || json_is_string(v))
@@ -441,13 +457,14 @@ static void print_run_view(const run_view *v)
     printf("  %-14s %lld (%lld software-search rounds)\n", "candidates", (long long)r->n_candidates,
            (long long)r->n_rows);
     printf("  %-14s %lld\n", "iterations", (long long)r->n_iterations);
-    printf("  %-14s %.6g\n", "hypervolume", r->hypervolume);
+    printf("  %-14s %s\n", "hypervolume", CLI_NUM(r->hypervolume, NULL));
     printf("\nconfiguration:\n");
     print_indented(v->config);
     if (v->n_curve > 0) {
         printf("\nhypervolume after each iteration:\n  %11s  %12s\n", "evaluations", "hypervolume");
         for (int64_t i = 0; i < v->n_curve; i++)
-            printf("  %11lld  %12.6g\n", (long long)v->evaluations[i], v->hypervolume[i]);
+            printf("  %11lld  %12s\n", (long long)v->evaluations[i],
+                   CLI_NUM(v->hypervolume[i], NULL));
     }
     if (v->front_iteration < 0) {
         printf("\nno front stored yet\n");
@@ -515,6 +532,42 @@ static void json_run_view(const run_view *v)
     cli_json_end_array(&j);
     cli_json_int_field(&j, "chosen", v->chosen);
     cli_json_end_object(&j);
+}
+
+/* The front as CSV: one row per design, the table's columns (their
+ * names carry the units: latency_s, energy_pJ, area_mm2), numbers raw. */
+static void csv_front(cli_csv *c, const front_table *t)
+{
+    const char *key;
+    json_t *unused, *point;
+    size_t i;
+    json_object_foreach(t->columns, key, unused)
+    {
+        cli_csv_string(c, key);
+    }
+    cli_csv_end_row(c);
+    json_array_foreach(t->points, i, point)
+    {
+        json_object_foreach(t->columns, key, unused)
+        {
+            const json_t *v = json_object_get(point, key);
+            char *text = NULL;
+            if (json_is_integer(v))
+                cli_csv_int(c, json_integer_value(v));
+            else if (json_is_number(v))
+                cli_csv_double(c, json_number_value(v));
+            else if (json_is_string(v))
+                cli_csv_string(c, json_string_value(v));
+            else if (json_is_boolean(v))
+                cli_csv_bool(c, json_is_true(v));
+            else if (v && !json_is_null(v) && (text = as_json_text(v, 0)))
+                cli_csv_string(c, text);
+            else
+                cli_csv_empty(c);
+            free(text);
+        }
+        cli_csv_end_row(c);
+    }
 }
 
 /* ------------------------------------------------------------ tune runs */
@@ -627,23 +680,37 @@ static as_code show_tune_run(store *s, const store_run *run, const char *config,
     return code;
 }
 
-static as_code show_run(store *s, const char *db, const store_run *run, bool json, as_status *st)
+static as_code show_run(store *s, const char *db, const store_run *run, bool json, cli_output *out,
+                        as_status *st)
 {
     char *config = NULL;
     as_code code = store_run_config(s, run->id, &config, st);
-    if (code == AS_OK && is_tune_config(config))
+    if (code == AS_OK && is_tune_config(config) && out->csv_path)
+        code = as_fail(st, AS_EINVAL,
+                       "run %lld is a tune run: --csv writes a front of designs; 'runs export "
+                       "--format csv' writes its tuned layers",
+                       (long long)run->id);
+    else if (code == AS_OK && is_tune_config(config))
         code = show_tune_run(s, run, config, json, st);
+    else if (code == AS_OK && study_is_config(config) && out->out_path && out->csv_path &&
+             strcmp(out->csv_path, "-") == 0) /* study's own CSV writer knows no -o */
+        code = as_fail(st, AS_EINVAL,
+                       "run %lld is a study: with -o FILE, give its cells' CSV a file too "
+                       "(--csv FILE)",
+                       (long long)run->id);
     else if (code == AS_OK && study_is_config(config))
-        code = cli_study_print_run(s, run->id, json, NULL, st);
+        code = cli_study_print_run(s, run->id, json, out->csv_path, st);
     bool shown = code != AS_OK || is_tune_config(config) || study_is_config(config);
     free(config);
     if (shown)
         return code;
     run_view v = {.run = *run};
     code = read_run_view(s, db, &v, st);
-    if (code == AS_OK && json)
+    if (code == AS_OK && out->csv.out)
+        csv_front(&out->csv, &v.front);
+    if (code == AS_OK && cli_output_usual(out) && json)
         json_run_view(&v);
-    else if (code == AS_OK)
+    else if (code == AS_OK && cli_output_usual(out))
         print_run_view(&v);
     free_run_view(&v);
     return code;
@@ -862,8 +929,8 @@ static as_code print_layer(const json_t *layer, const arch_spec *a, const char *
     printf("\ngroup %lld  %s\n", (long long)group, name ? name : "");
     printf("  %-10s %s%s%s\n", "problem", problem ? problem : "", padded ? ", padded to " : "",
            padded ? padded : "");
-    printf("  %-10s %lld cycles, %.6g pJ per run, x %lld (its group's tiles)\n", "mapping",
-           (long long)cycles, energy_pJ, (long long)tiles);
+    printf("  %-10s %lld cycles, %s per run, x %lld (its group's tiles)\n", "mapping",
+           (long long)cycles, CLI_ENG(energy_pJ * 1e-12, "J"), (long long)tiles);
     cli_print_mapping(a, NULL, &m);
     return AS_OK;
 }
@@ -913,10 +980,48 @@ static as_code check_layers_stored(const json_t *workloads, const char *what, as
     return AS_OK;
 }
 
+/* The stored layers of every workload as CSV: one row per layer, the
+ * model and batch it belongs to, its fusion group, the problem mapped
+ * (a fused layer's tile), the runs of its mapping and one run's cycles
+ * and energy, and the mapping as one line of text. */
+static void csv_layers(cli_csv *c, const json_t *workloads)
+{
+    static const char *const head[] = {"model",
+                                       "batch",
+                                       "group",
+                                       "layer",
+                                       "problem",
+                                       "padded",
+                                       "tiles",
+                                       "cycles_per_tile",
+                                       "energy_per_tile_pJ",
+                                       "mapping",
+                                       NULL};
+    cli_csv_header(c, head);
+    for (size_t k = 0; k < json_array_size(workloads); k++) {
+        const json_t *w = json_array_get(workloads, k);
+        const json_t *layers = json_object_get(w, "layers");
+        for (size_t i = 0; i < json_array_size(layers); i++) {
+            const json_t *l = json_array_get(layers, i);
+            cli_csv_string(c, json_string_value(json_object_get(w, "model")));
+            cli_csv_int(c, json_integer_value(json_object_get(w, "batch")));
+            cli_csv_int(c, json_integer_value(json_object_get(l, "group")));
+            cli_csv_string(c, json_string_value(json_object_get(l, "layer")));
+            cli_csv_string(c, json_string_value(json_object_get(l, "problem")));
+            cli_csv_string(c, json_string_value(json_object_get(l, "padded")));
+            cli_csv_int(c, json_integer_value(json_object_get(l, "tiles")));
+            cli_csv_int(c, json_integer_value(json_object_get(l, "cycles")));
+            cli_csv_double(c, json_number_value(json_object_get(l, "energy_pJ")));
+            cli_csv_string(c, json_string_value(json_object_get(l, "mapping")));
+            cli_csv_end_row(c);
+        }
+    }
+}
+
 /* Design o->design's layers and their mappings as the search stored them
  * with its candidate's last round; the nest is printed on the design
  * decoded from the run's space (its level names). */
-static as_code show_layers(store *s, const char *db, const store_run *run, const runs_options *o,
+static as_code show_layers(store *s, const char *db, const store_run *run, runs_options *o,
                            as_status *st)
 {
     front_design d;
@@ -944,8 +1049,11 @@ static as_code show_layers(store *s, const char *db, const store_run *run, const
     const json_t *workloads = json_object_get(detail, "workloads");
     if (code == AS_OK)
         code = check_layers_stored(workloads, what, st);
+    if (code == AS_OK && o->out.csv.out)
+        csv_layers(&o->out.csv, workloads);
+    bool usual = cli_output_usual(&o->out);
     cli_json j;
-    if (code == AS_OK && o->json) {
+    if (code == AS_OK && usual && o->json) {
         cli_json_init(&j, stdout);
         cli_json_begin_object(&j);
         cli_json_int_field(&j, "run", run->id);
@@ -955,15 +1063,15 @@ static as_code show_layers(store *s, const char *db, const store_run *run, const
         cli_json_int_field(&j, "round", c.round);
         cli_json_key(&j, "workloads");
         cli_json_begin_array(&j);
-    } else if (code == AS_OK) {
+    } else if (code == AS_OK && usual) {
         printf("design %lld of run %lld (iteration %lld, slot %lld, round %d): its compute "
                "layers and their mappings\n",
                (long long)o->design, (long long)run->id, (long long)d.iteration, (long long)d.slot,
                c.round);
     }
-    for (size_t k = 0; code == AS_OK && k < json_array_size(workloads); k++)
+    for (size_t k = 0; code == AS_OK && usual && k < json_array_size(workloads); k++)
         code = print_workload_layers(json_array_get(workloads, k), &a, what, o->json, &j, st);
-    if (code == AS_OK && o->json) {
+    if (code == AS_OK && usual && o->json) {
         cli_json_end_array(&j);
         cli_json_end_object(&j);
     }
@@ -1025,9 +1133,10 @@ static int runs_action_run(runs_action action, int argc, char **argv)
         code = o.action == RUNS_EXPORT ? export_run(s, &run, &o, &st)
                : o.emit_arch           ? emit_design(s, o.db, &run, &o, &st)
                : o.layers              ? show_layers(s, o.db, &run, &o, &st)
-                                       : show_run(s, o.db, &run, o.json, &st);
+                                       : show_run(s, o.db, &run, o.json, &o.out, &st);
     store_close(s);
-    return code != AS_OK ? cli_fail(&cmd, &st) : CLI_EXIT_OK;
+    rc = code != AS_OK ? cli_fail(&cmd, &st) : CLI_EXIT_OK;
+    return action == RUNS_SHOW ? cli_output_end(&cmd, &o.out, rc) : rc;
 }
 
 static int runs_list(int argc, char **argv)

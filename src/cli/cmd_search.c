@@ -302,17 +302,18 @@ static void params_text(const se_space *s, const se_point *p, char *buf, size_t 
 static void print_front(const se_space *s, const se_result *r)
 {
     printf("Pareto front: %lld designs\n", (long long)r->n_front);
-    printf("  %4s %4s  %11s %11s %9s %8s %12s %12s  %s\n", "iter", "slot", "latency ms",
-           "energy mJ", "area mm2", "TDP W", "EDP J*s", "perf/TDP", "parameters");
+    printf("  %4s %4s  %11s %11s %10s %10s %12s %14s  %s\n", "iter", "slot", "latency", "energy",
+           "area", "TDP", "EDP", "perf/TDP", "parameters");
     for (int64_t k = 0; k < r->n_front; k++) {
         const se_candidate *c = &r->candidates[r->front[k]];
+        const se_metrics *m = &c->outcome.metrics;
         char params[512];
         params_text(s, &c->point, params, sizeof params);
-        printf(
-            "  %4lld %4d  %11.4f %11.4f %9.4f %8.4f %12.4e %12.4g  %s%s\n", (long long)c->iteration,
-            c->slot, c->outcome.metrics.latency_s * 1e3, c->outcome.metrics.energy_pJ * 1e-9,
-            c->outcome.metrics.area_mm2, c->outcome.metrics.power_W, c->outcome.metrics.edp_Js,
-            c->outcome.metrics.perf_per_tdp, params, r->front[k] == r->chosen ? "  <- chosen" : "");
+        printf("  %4lld %4d  %11s %11s %10s %10s %12s %14s  %s%s\n", (long long)c->iteration,
+               c->slot, CLI_ENG(m->latency_s, "s"), CLI_ENG(m->energy_pJ * 1e-12, "J"),
+               CLI_NUM(m->area_mm2, "mm2"), CLI_ENG(m->power_W, "W"), CLI_ENG(m->edp_Js, "J*s"),
+               CLI_ENG(m->perf_per_tdp, "/s/W"), params,
+               r->front[k] == r->chosen ? "  <- chosen" : "");
     }
 }
 
@@ -325,15 +326,16 @@ static void print_workload(const se_workload_result *w)
         printf("infeasible: %s\n", w->outcome.reason);
         return;
     }
-    printf("latency %.4f ms, energy %.4f mJ, EDP %.4e J*s, %d fusion groups, weights %s\n",
-           w->outcome.metrics.latency_s * 1e3, w->outcome.metrics.energy_pJ * 1e-9,
-           w->outcome.metrics.edp_Js, w->cost.n_groups,
+    printf("latency %s, energy %s, EDP %s, %d fusion groups, weights %s\n",
+           CLI_ENG(w->outcome.metrics.latency_s, "s"),
+           CLI_ENG(w->outcome.metrics.energy_pJ * 1e-12, "J"),
+           CLI_ENG(w->outcome.metrics.edp_Js, "J*s"), w->cost.n_groups,
            w->cost.weights.resident ? "resident" : "streamed");
-    printf("  %5s %12s %12s %12s  %s\n", "group", "cycles", "energy uJ", "DRAM KiB", "layers");
+    printf("  %5s %12s %12s %12s  %s\n", "group", "cycles", "energy", "DRAM bytes", "layers");
     for (int32_t gid = 0; gid < w->cost.n_groups; gid++) {
         const fu_group_cost *gc = &w->cost.groups[gid];
-        printf("  %5d %12lld %12.3f %12.1f  ", gid, (long long)gc->cycles, gc->energy_pJ * 1e-6,
-               gc->dram_bytes / 1024.0);
+        printf("  %5d %12lld %12s %12lld  ", gid, (long long)gc->cycles,
+               CLI_ENG(gc->energy_pJ * 1e-12, "J"), (long long)gc->dram_bytes);
         int shown = 0;
         for (int32_t op = 0; op < w->plan.n_ops; op++)
             if (w->plan.group[op] == gid)
@@ -377,16 +379,16 @@ static void print_baseline(const char *name, const se_metrics *chosen, const se_
 static void print_text(const se_space *s, const search_cli *c, const se_result *r)
 {
     printf("%s on the %s space, fusion %s, %lld candidates (%lld rounds computed, %lld from the "
-           "store) in %.1f s\n",
+           "store) in %s\n",
            se_algo_name(c->run.algo), s->name, se_fusion_name(se_run_fusion(s, &c->run)),
            (long long)(r->n_candidates - 1), (long long)r->evaluations_computed,
-           (long long)r->evaluations_loaded, r->seconds);
+           (long long)r->evaluations_loaded, CLI_ENG(r->seconds, "s"));
     if (r->run_id)
         printf("store: %s, run %lld\n", c->run.db_path, (long long)r->run_id);
     if (r->n_curve)
         printf("hypervolume (log10 objectives, reference one decade above the %s baseline): "
-               "%.4f\n",
-               s->baseline_name, r->curve_hypervolume[r->n_curve - 1]);
+               "%s\n",
+               s->baseline_name, CLI_NUM(r->curve_hypervolume[r->n_curve - 1], NULL));
     print_front(s, r);
     if (r->chosen < 0) {
         printf("\nno feasible design found\n");
@@ -398,11 +400,11 @@ static void print_text(const se_space *s, const search_cli *c, const se_result *
     params_text(s, &chosen->point, params, sizeof params);
     printf("\nchosen design (nearest the ideal point): iteration %lld, slot %d\n  %s\n",
            (long long)chosen->iteration, chosen->slot, params);
-    printf("  area %.4f mm2, TDP %.4f W, latency %.4f ms, energy %.4f mJ, EDP %.4e J*s, "
-           "perf/TDP %.4g /s/W\n",
-           chosen->outcome.metrics.area_mm2, chosen->outcome.metrics.power_W,
-           chosen->outcome.metrics.latency_s * 1e3, chosen->outcome.metrics.energy_pJ * 1e-9,
-           chosen->outcome.metrics.edp_Js, chosen->outcome.metrics.perf_per_tdp);
+    const se_metrics *m = &chosen->outcome.metrics;
+    printf("  area %s, TDP %s, latency %s, energy %s, EDP %s, perf/TDP %s\n",
+           CLI_NUM(m->area_mm2, "mm2"), CLI_ENG(m->power_W, "W"), CLI_ENG(m->latency_s, "s"),
+           CLI_ENG(m->energy_pJ * 1e-12, "J"), CLI_ENG(m->edp_Js, "J*s"),
+           CLI_ENG(m->perf_per_tdp, "/s/W"));
     if (base->outcome.feasible && base->rounds > 0)
         printf("  against the %s baseline: latency x%.3f, energy x%.3f, area x%.3f, EDP x%.3f\n",
                s->baseline_name,

@@ -513,16 +513,16 @@ static void print_text(const tune_cli *c, const tn_options *o, const tune_run *r
     }
     int without;
     int tuned = tuned_convs(r, &without);
-    printf("\nmodel: %.2f GFLOPS, latency %.4f ms over %d tuned convs (%d distinct), %d conv%s "
+    printf("\nmodel: %.2f GFLOPS, latency %s over %d tuned convs (%d distinct), %d conv%s "
            "left on the host\n",
-           r->gflops, r->seconds * 1e3, tuned, r->n_layers - without, r->skipped_layers,
+           r->gflops, CLI_ENG(r->seconds, "s"), tuned, r->n_layers - without, r->skipped_layers,
            r->skipped_layers == 1 ? "" : "s");
     if (without > 0)
         printf("       %d distinct layer%s without a valid configuration, left out of these "
                "figures\n",
                without, without == 1 ? "" : "s");
-    printf("energy: %.4f mJ (the tuned convs, each at the configuration it runs at)\n",
-           r->energy_pJ * 1e-9);
+    printf("energy: %s (the tuned convs, each at the configuration it runs at)\n",
+           CLI_ENG(r->energy_pJ * 1e-12, "J"));
     if (r->has_shared && r->n_layers > 0) {
         tn_space sp;
         as_status ignored;
@@ -531,13 +531,14 @@ static void print_text(const tune_cli *c, const tn_options *o, const tune_run *r
             hardware_text(&sp, &r->shared_hw, hardware, sizeof hardware);
             printf(
                 "one hardware for every layer (measured on all, not tuned on it): %s: %.2f GFLOPS, "
-                "latency %.4f ms\n",
-                hardware, r->shared_gflops, r->shared_seconds * 1e3);
+                "latency %s\n",
+                hardware, r->shared_gflops, CLI_ENG(r->shared_seconds, "s"));
         }
     } else {
         printf("one hardware for every layer: none was measured valid on every layer\n");
     }
-    printf("wall time: %.3f s tuning, %.3f s in all\n", r->wall_seconds, command_seconds);
+    printf("wall time: %s tuning, %s in all\n", CLI_ENG(r->wall_seconds, "s"),
+           CLI_ENG(command_seconds, "s"));
 }
 
 /* The knobs and hardware of pt as {"knobs": {...}, "hardware": {...}}. */

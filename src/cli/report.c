@@ -12,26 +12,53 @@ static const char *const dataspace_names[WL_NDATASPACES] = {"Weights", "Inputs",
 
 void cli_print_eval(const arch_spec *a, const map_eval *e)
 {
-    printf("%-22s %-8s %10s %14s %14s %14s %12s %16s\n", "level", "space", "instances", "reads",
-           "fills", "updates", "tile", "energy pJ");
+    printf("%-22s %-8s %10s %14s %14s %14s %12s %12s\n", "level", "space", "instances", "reads",
+           "fills", "updates", "tile words", "energy");
     for (int i = 0; i < e->n_levels; i++) {
         const map_level_stats *l = &e->level[i];
         for (int d = 0; d < WL_NDATASPACES; d++) {
             if (!l->keeps[d])
                 continue;
             const map_ds_stats *s = &l->ds[d];
-            printf("%-22s %-8s %10lld %14lld %14lld %14lld %12lld %16.6f\n", a->level[i].name,
+            printf("%-22s %-8s %10lld %14lld %14lld %14lld %12lld %12s\n", a->level[i].name,
                    dataspace_names[d], (long long)s->utilized_instances, (long long)s->reads,
                    (long long)s->fills, (long long)s->updates, (long long)s->tile_words,
-                   s->energy_pJ);
+                   CLI_ENG(s->energy_pJ * 1e-12, "J"));
         }
     }
     printf("\n%-16s %lld\n", "MACs", (long long)e->macs);
     printf("%-16s %lld\n", "cycles", (long long)e->cycles);
-    printf("%-16s %.6f pJ (%.4f pJ/MAC)\n", "energy", e->energy_pJ,
-           e->macs ? e->energy_pJ / (double)e->macs : 0.0);
-    printf("%-16s %.2f %%\n", "utilization", 100.0 * e->utilization);
-    printf("%-16s %.6g J*cycle\n", "EDP", e->edp_J_cycle);
+    printf("%-16s %s (%s)\n", "energy", CLI_ENG(e->energy_pJ * 1e-12, "J"),
+           CLI_ENG(e->macs ? e->energy_pJ * 1e-12 / (double)e->macs : 0.0, "J/MAC"));
+    printf("%-16s %s\n", "utilization", CLI_NUM(100.0 * e->utilization, "%"));
+    printf("%-16s %s\n", "EDP", CLI_ENG(e->edp_J_cycle * a->cycle_seconds, "J*s"));
+}
+
+/* The columns of cli_csv_eval. */
+static const char *const eval_csv_columns[] = {"level",      "data_space", "instances",
+                                               "reads",      "fills",      "updates",
+                                               "tile_words", "energy_pJ",  NULL};
+
+void cli_csv_eval(cli_csv *c, const arch_spec *a, const map_eval *e)
+{
+    cli_csv_header(c, eval_csv_columns);
+    for (int i = 0; i < e->n_levels; i++) {
+        const map_level_stats *l = &e->level[i];
+        for (int d = 0; d < WL_NDATASPACES; d++) {
+            if (!l->keeps[d])
+                continue;
+            const map_ds_stats *s = &l->ds[d];
+            cli_csv_string(c, a->level[i].name);
+            cli_csv_string(c, dataspace_names[d]);
+            cli_csv_int(c, s->utilized_instances);
+            cli_csv_int(c, s->reads);
+            cli_csv_int(c, s->fills);
+            cli_csv_int(c, s->updates);
+            cli_csv_int(c, s->tile_words);
+            cli_csv_double(c, s->energy_pJ);
+            cli_csv_end_row(c);
+        }
+    }
 }
 
 void cli_json_eval_members(cli_json *j, const arch_spec *a, const map_eval *e)
