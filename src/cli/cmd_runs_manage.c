@@ -382,15 +382,18 @@ static void compare_fronts(compared_run *c, int n, int n_obj, double *reference)
     }
 }
 
-/* An objective's value with its unit. */
+/* An objective's value with its unit, by the output rule (cli_eng; an
+ * area takes no prefix). */
 static void objective_text(se_objective o, double v, char *buf, size_t size)
 {
-    static const char *const units[] = {
-        [SE_OBJ_LATENCY] = "s", [SE_OBJ_ENERGY] = "pJ",     [SE_OBJ_AREA] = "mm2",
-        [SE_OBJ_EDP] = "J*s",   [SE_OBJ_TDP_SECONDS] = "J",
-    };
-    snprintf(buf, size, "%s %.4g %s", se_objective_name(o), v,
-             (unsigned)o < sizeof units / sizeof units[0] && units[o] ? units[o] : "");
+    char value[CLI_ENG_BYTES];
+    if (o == SE_OBJ_AREA)
+        cli_num(v, "mm2", value, sizeof value);
+    else if (o == SE_OBJ_ENERGY)
+        cli_eng(v * 1e-12, "J", value, sizeof value);
+    else
+        cli_eng(v, o == SE_OBJ_LATENCY ? "s" : o == SE_OBJ_EDP ? "J*s" : "J", value, sizeof value);
+    snprintf(buf, size, "%s %s", se_objective_name(o), value);
 }
 
 static void print_compare_text(const compared_run *c, int n, const double *reference)
@@ -401,22 +404,22 @@ static void print_compare_text(const compared_run *c, int n, const double *refer
         printf(" %s", se_objective_name(c[0].cfg.objectives[k]));
     printf("; common reference point (log10):");
     for (int k = 0; k < n_obj; k++)
-        printf(" %.3f", reference[k]);
+        printf(" %s", CLI_NUM(reference[k], ""));
     printf("\n\n%4s  %-7s  %-10s  %-11s  %10s  %6s  %14s  %14s  %s\n", "run", "algo", "space",
            "state", "candidates", "front", "hypervolume", "hv (own ref)", "front points beaten");
     for (int r = 0; r < n; r++)
-        printf("%4lld  %-7s  %-10s  %-11s  %10lld  %6lld  %14.6g  %14.6g  %lld of %lld\n",
+        printf("%4lld  %-7s  %-10s  %-11s  %10lld  %6lld  %14s  %14s  %lld of %lld\n",
                (long long)c[r].run.id, se_algo_name(c[r].cfg.algo), c[r].cfg.space,
                store_state_name(c[r].run.state), (long long)c[r].run.n_candidates,
-               (long long)c[r].n, c[r].hypervolume, c[r].run.hypervolume, (long long)c[r].dominated,
-               (long long)c[r].n);
+               (long long)c[r].n, CLI_NUM(c[r].hypervolume, ""), CLI_NUM(c[r].run.hypervolume, ""),
+               (long long)c[r].dominated, (long long)c[r].n);
     for (int r = 0; r < n; r++) {
         printf("\nrun %lld front:\n", (long long)c[r].run.id);
         for (int64_t i = 0; i < c[r].n; i++) {
             const json_t *p = json_array_get(c[r].front, (size_t)i);
             printf("  ");
             for (int k = 0; k < n_obj; k++) {
-                char value[48];
+                char value[CLI_ENG_BYTES + 32];
                 objective_text(c[0].cfg.objectives[k], pow(10, c[r].y[i * n_obj + k]), value,
                                sizeof value);
                 printf("%s%s", k ? ", " : "", value);
