@@ -922,6 +922,12 @@ static void fill_from_tables(arch_spec *a)
     for (int k = 0; k < n; k++)
         if (isnan(*mine[k]))
             *mine[k] = *theirs[k];
+    /* The registers and hops inside a systolic array are no keys of the
+     * format: always the tables' (energy.c, fill_pe), as for a preset. */
+    a->compute.pe_reg_pJ = filled.compute.pe_reg_pJ;
+    a->compute.pe_acc_reg_pJ = filled.compute.pe_acc_reg_pJ;
+    a->compute.pe_hop_pJ = filled.compute.pe_hop_pJ;
+    a->compute.pe_acc_hop_pJ = filled.compute.pe_acc_hop_pJ;
 }
 
 /* ---------------------------------------------------------------- load */
