@@ -1004,6 +1004,8 @@ as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st)
     st = as_status_or(st, &spare);
     if (!preset_or_path || !preset_or_path[0])
         return as_fail(st, AS_EINVAL, "no architecture given (a preset name or a YAML file)");
+    if (arch_is_scalesim_path(preset_or_path))
+        return arch_scalesim_load(preset_or_path, out, st);
     const arch_preset *preset = arch_preset_find(preset_or_path);
     if (!preset)
         return load_file(preset_or_path, out, st);
