@@ -301,6 +301,8 @@ static void test_topology_errors(void **state)
     topology_fails(text, "t.csv:2:19: too many fields: 10");
     snprintf(text, sizeof text, "%sc,8,2,3,3,4,8,1,\n", conv);
     topology_fails(text, "t.csv:2:9: the filter (3 x 3) is larger than the IFMAP (8 x 2)");
+    topology_fails("Layer,M,N,K,\nok,4,4,4,\nbig,2147483648,2147483648,2,\n",
+                   "t.csv:3:1: layer 'big' is too large");
     snprintf(text, sizeof text, "%s ,8,8,3,3,4,8,1,\n", conv);
     topology_fails(text, "t.csv:2:2: the layer has no name");
     wl_graph *g = NULL;

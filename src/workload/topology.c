@@ -31,6 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest tensor (elements) and layer (MACs) a row may describe, so
+ * that every sum of sizes downstream stays far inside int64. */
+#define TOPO_MAX_ELEMENTS (INT64_C(1) << 40)
+#define TOPO_MAX_MACS (INT64_C(1) << 50)
+
 /* The most fields a row may have before its trailing comma (a conv row
  * with its width stride; a GEMM row's extra fields are ignored), the
  * fields a line keeps, and the largest size we take in a field. */
@@ -398,6 +403,38 @@ static as_code add_layer(wl_graph *g, const topo_layer *L, int32_t input, int32_
     return AS_OK;
 }
 
+/* Whether the product of the n factors is at most max. */
+static bool product_within(const int64_t *factors, int n, int64_t max)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        if (!as_mul_i64(p, factors[i], &p) || p > max)
+            return false;
+    return true;
+}
+
+/* Refuse a layer whose tensors or MACs are beyond what we count in int64
+ * with room to spare (TOPO_MAX_ELEMENTS, TOPO_MAX_MACS). */
+static as_code check_size(const char *source, const topo_layer *L, as_status *st)
+{
+    int rank_in, rank_out;
+    int64_t in[4], out[4];
+    input_shape(L, &rank_in, in);
+    output_shape(L, &rank_out, out);
+    int64_t window[3] = {L->filter_h, L->filter_w, L->depthwise ? 1 : L->channels};
+    int64_t macs[7] = {
+        out[0],    out[1],   rank_out > 2 ? out[2] : 1, rank_out > 2 ? out[3] : 1, window[0],
+        window[1], window[2]};
+    int64_t weight[4] = {out_channels(L), window[0], window[1], window[2]};
+    if (product_within(in, rank_in, TOPO_MAX_ELEMENTS) &&
+        product_within(out, rank_out, TOPO_MAX_ELEMENTS) &&
+        product_within(weight, 4, TOPO_MAX_ELEMENTS) && product_within(macs, 7, TOPO_MAX_MACS))
+        return AS_OK;
+    return as_fail(st, AS_EINVAL,
+                   "%s:%d:1: layer '%s' is too large (over 2^40 elements in a tensor or 2^50 MACs)",
+                   source, L->line, L->name);
+}
+
 /* Build g's ops from the layers, chaining rows that read what the row
  * before wrote, and mark the outputs no row reads. */
 static as_code build_graph(wl_graph *g, const topo_layer *layers, int n, as_status *st)
@@ -407,7 +444,8 @@ static as_code build_graph(wl_graph *g, const topo_layer *layers, int n, as_stat
         bool chained = i > 0 && chains(&layers[i - 1], &layers[i]);
         if (i > 0 && !chained && !wl_add_graph_output(g, prev_out))
             return as_fail(st, AS_ENOMEM, "%s: out of memory", g->source);
-        if (add_layer(g, &layers[i], chained ? prev_out : -1, &prev_out, st))
+        if (check_size(g->source, &layers[i], st) ||
+            add_layer(g, &layers[i], chained ? prev_out : -1, &prev_out, st))
             return st->code;
     }
     if (!wl_add_graph_output(g, prev_out))
