@@ -557,6 +557,20 @@ static void test_cli_commands(void **state)
     free(r.out);
     remove(yaml);
 
+    /* rows that chain give fuse a group to form */
+    snprintf(
+        args, sizeof args,
+        "fuse --arch '%sscalesim_32x32_ws.cfg' --model '%schained_layers.csv' --algo dp --json",
+        DATA, DATA);
+    run(&r, args);
+    assert_int_equal(r.status, 0);
+    json_error_t error;
+    json_t *fused = json_loads(r.out, 0, &error);
+    assert_non_null(fused);
+    assert_int_equal(json_array_size(json_object_get(fused, "groups")), 1);
+    json_decref(fused);
+    free(r.out);
+
     snprintf(args, sizeof args, "model import-topology '%sbad_short_row.csv'", DATA);
     run(&r, args);
     assert_int_equal(r.status, 2);
