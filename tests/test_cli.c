@@ -100,7 +100,7 @@ static void test_usage_errors(void **state)
     /* What each says, in the same order. */
     const char *message[] = {"usage: accelsearch <command>",
                              "unknown command 'frobnicate'",
-                             "model wants info or export",
+                             "model wants info, export or import-topology",
                              "missing MODEL",
                              "--batch wants an integer from 1 to 1048576, got '0'",
                              "--precision wants fp32, fp16, bf16, int8 or mixed, got 'fp7'",

@@ -57,7 +57,7 @@ static const cli_case cases[] = {
     {"arch show eyeriss --verbos", 2, ERR, "accelsearch arch show: unknown option '--verbos'"},
     {"runs lst", 2, ERR,
      "runs wants list, show, export, resume, delete or compare 'lst'; did you mean list?"},
-    {"model", 2, ERR, "model wants info or export"},
+    {"model", 2, ERR, "model wants info, export or import-topology"},
     {"zoo list --json=yes", 2, ERR, "option '--json' takes no value"},
     /* integers: overflow, range, zero, negative, not a number */
     {"map --arch eyeriss --model alexnet --seed 99999999999999999999999", 2, ERR,

@@ -371,12 +371,28 @@ const arch_preset *arch_preset_find(const char *name);
 
 /* ----------------------------------------------------------------- files */
 
+/*
+ * A SCALE-Sim configuration file (scalesim_cfg.c; docs/scalesim-import.md):
+ * one systolic array of ArrayHeight x ArrayWidth int8 MACs with its
+ * Dataflow, over one SRAM split per data space (IFMAP, FILTER and OFMAP
+ * SramSzkB, in one-byte words, double buffered) and a DRAM (unlimited in
+ * InterfaceBandwidth = CALC, 3 x Bandwidth words per cycle in USER), at
+ * 45 nm and 1 GHz.  Errors name the file, line, column and key.
+ */
+as_code arch_scalesim_load(const char *path, arch_spec *out, as_status *st);
+/* The same from text in memory; display_name stands for the file. */
+as_code arch_scalesim_parse(const char *text, size_t size, const char *display_name, arch_spec *out,
+                            as_status *st);
+/* Whether path names a SCALE-Sim configuration (ends in ".cfg", any case). */
+bool arch_is_scalesim_path(const char *path);
+
 /* Write a in accelsearch's YAML format, so that arch_load reads back the
  * same spec (presets become editable files). */
 as_code arch_save(const arch_spec *a, const char *path, as_status *st);
 
-/* Load an architecture: a preset name, or a YAML file in accelsearch's
- * own format (documented in docs/arch-format.md).  Strict: unknown keys,
+/* Load an architecture: a preset name, a SCALE-Sim .cfg
+ * (arch_scalesim_load), or a YAML file in accelsearch's own format
+ * (documented in docs/arch-format.md).  Strict: unknown keys,
  * wrong types and impossible values fail naming file, line and key. */
 as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st);
 /* The clock in MHz as a person writes it: the shortest decimal that reads

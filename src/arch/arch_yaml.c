@@ -922,6 +922,12 @@ static void fill_from_tables(arch_spec *a)
     for (int k = 0; k < n; k++)
         if (isnan(*mine[k]))
             *mine[k] = *theirs[k];
+    /* The registers and hops inside a systolic array are no keys of the
+     * format: always the tables' (energy.c, fill_pe), as for a preset. */
+    a->compute.pe_reg_pJ = filled.compute.pe_reg_pJ;
+    a->compute.pe_acc_reg_pJ = filled.compute.pe_acc_reg_pJ;
+    a->compute.pe_hop_pJ = filled.compute.pe_hop_pJ;
+    a->compute.pe_acc_hop_pJ = filled.compute.pe_acc_hop_pJ;
 }
 
 /* ---------------------------------------------------------------- load */
@@ -998,6 +1004,8 @@ as_code arch_load(const char *preset_or_path, arch_spec *out, as_status *st)
     st = as_status_or(st, &spare);
     if (!preset_or_path || !preset_or_path[0])
         return as_fail(st, AS_EINVAL, "no architecture given (a preset name or a YAML file)");
+    if (arch_is_scalesim_path(preset_or_path))
+        return arch_scalesim_load(preset_or_path, out, st);
     const arch_preset *preset = arch_preset_find(preset_or_path);
     if (!preset)
         return load_file(preset_or_path, out, st);

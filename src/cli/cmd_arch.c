@@ -1,6 +1,7 @@
 /*
- * cmd_arch.c -- `accelsearch arch list|show`: the built-in presets and a
- * design with its area and peak power.
+ * cmd_arch.c -- `accelsearch arch list|show|from-scalesim`: the built-in
+ * presets, a design with its area and peak power, and a SCALE-Sim
+ * configuration as a design.
  */
 #include "cli.h"
 
@@ -125,7 +126,7 @@ static cli_command arch_show_command(cli_option *options, bool *json)
     return (cli_command){
         .name = "arch show",
         .help_for = "arch",
-        .synopsis = "arch show PRESET|FILE.yaml [--json]",
+        .synopsis = "arch show PRESET|FILE.yaml|CONFIG.cfg [--json]",
         .about = "A design's levels, area and peak power (TDP).\n",
         .options = options,
         .n_options = 1,
@@ -155,18 +156,73 @@ static int arch_show(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/* `arch from-scalesim`'s command; json and out_path point where --json
+ * and -o go. */
+static cli_command from_scalesim_command(cli_option *options, bool *json, const char **out_path)
+{
+    options[0] = cli_string("output", "OUT.yaml", out_path,
+                            "also write the design in accelsearch's YAML format");
+    options[0].short_name = 'o';
+    options[1] = cli_json_option(json);
+    return (cli_command){
+        .name = "arch from-scalesim",
+        .help_for = "arch",
+        .synopsis = "arch from-scalesim CONFIG.cfg [-o OUT.yaml] [--json]",
+        .about = "Read a SCALE-Sim configuration as a design and print it as `arch show` does:\n"
+                 "one systolic array, an SRAM split into its IFMAP, FILTER and OFMAP sizes, and\n"
+                 "a DRAM (unlimited under InterfaceBandwidth CALC).  A .cfg is also taken\n"
+                 "wherever --arch is (docs/scalesim-import.md).\n",
+        .options = options,
+        .n_options = 2,
+        .max_positional = 1,
+    };
+}
+
+static int arch_from_scalesim(int argc, char **argv)
+{
+    bool json = false;
+    const char *out_path = NULL;
+    cli_option options[2];
+    cli_command cmd = from_scalesim_command(options, &json, &out_path);
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd.n_positional == 0)
+        return cli_usage_error(&cmd, "missing CONFIG.cfg");
+    arch_spec a;
+    as_status st;
+    as_status_clear(&st);
+    if (arch_scalesim_load(cmd.positional[0], &a, &st) != AS_OK ||
+        (out_path && arch_save(&a, out_path, &st) != AS_OK))
+        return cli_fail(&cmd, &st);
+    if (json)
+        print_arch_json(&a);
+    else
+        print_arch(&a);
+    if (out_path)
+        fprintf(stderr, "accelsearch: wrote %s\n", out_path);
+    return CLI_EXIT_OK;
+}
+
 static void print_arch_help(FILE *out)
 {
     bool json;
-    cli_option options[1];
+    const char *out_path;
+    cli_option options[2];
     cli_command show = arch_show_command(options, &json);
     cli_print_help(&arch_list_command, out);
     fputc('\n', out);
     cli_print_help(&show, out);
+    fputc('\n', out);
+    cli_command import = from_scalesim_command(options, &json, &out_path);
+    cli_print_help(&import, out);
 }
 
 int cli_arch(int argc, char **argv)
 {
-    static const cli_action actions[] = {{"list", arch_list}, {"show", arch_show}, {NULL, NULL}};
+    static const cli_action actions[] = {{"list", arch_list},
+                                         {"show", arch_show},
+                                         {"from-scalesim", arch_from_scalesim},
+                                         {NULL, NULL}};
     return cli_dispatch("arch", actions, print_arch_help, argc, argv);
 }

@@ -1,5 +1,6 @@
 /*
- * cmd_model.c -- `accelsearch model info|export` and `accelsearch zoo list`.
+ * cmd_model.c -- `accelsearch model info|export|import-topology` and
+ * `accelsearch zoo list`.
  */
 #include "cli.h"
 
@@ -415,6 +416,55 @@ static int model_export(int argc, char **argv)
     return model_run(true, argc, argv);
 }
 
+/* `model import-topology`'s command, its options writing into o. */
+static cli_command import_topology_command(cli_option *options, model_options *o)
+{
+    int n = 0;
+    options[n] = cli_string("output", "OUT.onnx", &o->out_path,
+                            "also write the model as ONNX (weights stripped)");
+    options[n++].short_name = 'o';
+    options[n++] = cli_flag("json", &o->json, "print one JSON object instead of a table");
+    return (cli_command){
+        .name = "model import-topology",
+        .help_for = "model",
+        .synopsis = "model import-topology FILE.csv [-o OUT.onnx] [--json]",
+        .about =
+            "Read a SCALE-Sim topology (its conv or GEMM CSV form) as a model and print it as\n"
+            "`model info` does.  A topology .csv is also taken wherever --model is: rows\n"
+            "end with a comma, IFMAP sizes include the padding, a name containing \"DP\"\n"
+            "is a depthwise layer (docs/scalesim-import.md).\n",
+        .options = options,
+        .n_options = n,
+        .max_positional = 1,
+    };
+}
+
+/* `model import-topology FILE.csv [-o OUT.onnx]`: the topology as a
+ * model, shown, and written as ONNX when asked. */
+static int model_import_topology(int argc, char **argv)
+{
+    model_options o = {0};
+    cli_option options[MODEL_MAX_OPTIONS];
+    cli_command cmd = import_topology_command(options, &o);
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd.n_positional == 0)
+        return cli_usage_error(&cmd, "missing FILE.csv");
+    as_status st;
+    as_status_clear(&st);
+    wl_graph *g = NULL;
+    if (wl_topology_load(cmd.positional[0], &g, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    as_code code = show_model(&o, g, &st);
+    if (code == AS_OK && o.out_path)
+        code = wl_onnx_save(g, o.out_path, &st);
+    if (code == AS_OK && o.out_path)
+        fprintf(stderr, "accelsearch: wrote %s (%d nodes)\n", o.out_path, g->n_ops);
+    wl_graph_free(g);
+    return code == AS_OK ? CLI_EXIT_OK : cli_fail(&cmd, &st);
+}
+
 static void print_model_help(FILE *out)
 {
     model_options o;
@@ -424,12 +474,17 @@ static void print_model_help(FILE *out)
     fputc('\n', out);
     cli_command export = model_command(true, options, &o);
     cli_print_help(&export, out);
+    fputc('\n', out);
+    cli_command import = import_topology_command(options, &o);
+    cli_print_help(&import, out);
 }
 
 int cli_model(int argc, char **argv)
 {
-    static const cli_action actions[] = {
-        {"info", model_info}, {"export", model_export}, {NULL, NULL}};
+    static const cli_action actions[] = {{"info", model_info},
+                                         {"export", model_export},
+                                         {"import-topology", model_import_topology},
+                                         {NULL, NULL}};
     return cli_dispatch("model", actions, print_model_help, argc, argv);
 }
 

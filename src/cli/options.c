@@ -84,12 +84,14 @@ cli_option cli_threads_option(int64_t *threads)
 
 cli_option cli_arch_option(const char **arch)
 {
-    return cli_string("arch", "PRESET|FILE", arch, "the architecture: a preset or a YAML file");
+    return cli_string("arch", "PRESET|FILE", arch,
+                      "the architecture: a preset, a YAML file or a SCALE-Sim .cfg");
 }
 
 cli_option cli_model_option(const char **model)
 {
-    return cli_string("model", "MODEL", model, "a zoo name or an .onnx file");
+    return cli_string("model", "MODEL", model,
+                      "a zoo name, an .onnx file or a SCALE-Sim topology .csv");
 }
 
 /* --------------------------------------------------------------- errors */

@@ -1143,11 +1143,14 @@ static bool is_regular_file(const char *path)
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* A file when the name says ".onnx" or names a file, else a zoo model. */
+/* A SCALE-Sim topology when the name says ".csv", a file when it says
+ * ".onnx" or names a file, else a zoo model. */
 as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out, as_status *st)
 {
     *out = NULL;
     size_t n = strlen(model);
+    if (wl_is_topology_path(model))
+        return wl_topology_load(model, out, st);
     if (has_onnx_suffix(model, n) || is_regular_file(model))
         return wl_onnx_load(model, opt, out, st);
     if (wl_zoo_find(model))

@@ -841,6 +841,28 @@ as_code wl_onnx_load_buffer(const uint8_t *data, size_t size, const char *displa
  * the file back gives the same weight bytes. */
 as_code wl_onnx_save(const wl_graph *g, const char *path, as_status *st);
 
+/* ------------------------------------------------- SCALE-Sim topologies */
+
+/*
+ * SCALE-Sim topology CSVs (topology.c; docs/scalesim-import.md): the conv
+ * form (Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter
+ * Width, Channels, Num Filter, Strides[, stride along the width],) or the
+ * GEMM form (Layer, M, N, K,), told apart by the header line.  SCALE-Sim's
+ * conventions hold: every row ends with a comma, the IFMAP is already
+ * padded and the output size rounds up (the extra row or column becomes
+ * zero padding at the end), a name containing "DP" marks a depthwise
+ * layer.  One op per row (Conv, or MatMul by a K x N weight), batch 1,
+ * int8 storage; a row reads the previous row's output when that is exactly
+ * the tensor it reads, else a graph input of its own.  Errors name the
+ * file, line and column.
+ */
+as_code wl_topology_load(const char *path, wl_graph **out, as_status *st);
+/* The same from text in memory; display_name stands for the file. */
+as_code wl_topology_parse(const char *text, size_t size, const char *display_name, wl_graph **out,
+                          as_status *st);
+/* Whether path names a topology CSV (ends in ".csv", any letter case). */
+bool wl_is_topology_path(const char *path);
+
 /* ------------------------------------------------------------------- zoo */
 
 typedef struct wl_zoo_entry {
@@ -859,8 +881,8 @@ const wl_zoo_entry *wl_zoo_find(const char *name);
 /* Build the named model, inferred, at batch 1 and fp32. */
 as_code wl_zoo_build(const char *name, wl_graph **out, as_status *st);
 
-/* Load a model by zoo name or, when it ends in ".onnx" or names a file, from
- * ONNX. */
+/* Load a model by zoo name, from a SCALE-Sim topology when it ends in
+ * ".csv", or, when it ends in ".onnx" or names a file, from ONNX. */
 as_code wl_model_load(const char *model, const wl_onnx_options *opt, wl_graph **out, as_status *st);
 
 #endif
