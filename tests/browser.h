@@ -77,6 +77,25 @@ static inline void screenshot(const char *path, const char *name, int width, int
     assert_true(s.st_size > 10000);
 }
 
+/* The DOM of a copy (at bad) of the page at good whose text `from` is
+ * replaced by `to` (of the same length): a page with its data spoilt,
+ * which must show the error, so that the checks can fail. */
+static inline char *render_spoilt(const char *good, const char *bad, const char *from,
+                                  const char *to)
+{
+    assert_int_equal(strlen(from), strlen(to));
+    char *page = slurp(good);
+    char *at = strstr(page, from);
+    assert_non_null(at);
+    memcpy(at, to, strlen(to));
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs(page, f);
+    fclose(f);
+    free(page);
+    return render(bad);
+}
+
 /* The data a report page embeds (its #report-data element), parsed. */
 static inline json_t *page_data(const char *path)
 {

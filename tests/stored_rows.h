@@ -54,6 +54,26 @@ static inline int64_t stored_rows_read(const char *path, stored_rows *out)
     return out->n;
 }
 
+/* Run 1 of the stores at a_path and b_path holds the same rows, key,
+ * point and metrics bit for bit (a resumed run against an uninterrupted
+ * one). */
+static inline void stored_rows_assert_same(const char *a_path, const char *b_path)
+{
+    static stored_rows a, b; /* large: not on the stack */
+    stored_rows_read(a_path, &a);
+    stored_rows_read(b_path, &b);
+    assert_true(a.n > 0);
+    assert_int_equal(a.n, b.n);
+    for (int64_t i = 0; i < a.n; i++) {
+        assert_int_equal(a.row[i].iteration, b.row[i].iteration);
+        assert_int_equal(a.row[i].slot, b.row[i].slot);
+        assert_int_equal(a.row[i].round, b.row[i].round);
+        assert_string_equal(a.row[i].point, b.row[i].point);
+        assert_memory_equal(&a.row[i].metrics, &b.row[i].metrics, sizeof a.row[i].metrics);
+        assert_memory_equal(&a.row[i].sw_value, &b.row[i].sw_value, sizeof(double));
+    }
+}
+
 /* Start `accelsearch args...` (args NULL-terminated) in the background,
  * its standard output to out_path, its standard error discarded. */
 static inline pid_t stored_rows_spawn(const char *out_path, char *const args[])

@@ -66,23 +66,6 @@ static char *run_state(const char *db, int64_t id)
     return state;
 }
 
-/* Run 1 of stores a and b holds the same rows, bit for bit. */
-static void assert_same_rows(const char *a_path, const char *b_path)
-{
-    static stored_rows a, b;
-    stored_rows_read(a_path, &a);
-    stored_rows_read(b_path, &b);
-    assert_true(a.n > 0);
-    assert_int_equal(a.n, b.n);
-    for (int64_t i = 0; i < a.n; i++) {
-        assert_int_equal(a.row[i].iteration, b.row[i].iteration);
-        assert_int_equal(a.row[i].slot, b.row[i].slot);
-        assert_int_equal(a.row[i].round, b.row[i].round);
-        assert_string_equal(a.row[i].point, b.row[i].point);
-        assert_memory_equal(&a.row[i].metrics, &b.row[i].metrics, sizeof a.row[i].metrics);
-    }
-}
-
 static void test_search_killed_then_resumed_by_id(void **state)
 {
     (void)state;
@@ -111,7 +94,7 @@ static void test_search_killed_then_resumed_by_id(void **state)
     run(&resumed, args);
     assert_int_equal(resumed.status, 0);
     assert_string_equal(result_part(resumed.out), result_part(expected.out));
-    assert_same_rows(whole, killed);
+    stored_rows_assert_same(whole, killed);
     st = run_state(killed, 1);
     assert_string_equal(st, "finished");
     free(st);
@@ -149,7 +132,7 @@ static void test_study_killed_then_resumed_by_id(void **state)
     run(&resumed, args);
     assert_int_equal(resumed.status, 0);
     free(resumed.out);
-    assert_same_rows(whole, killed);
+    stored_rows_assert_same(whole, killed);
 }
 
 static void test_compare_and_delete(void **state)

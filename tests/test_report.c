@@ -84,16 +84,7 @@ static void test_error_is_seen(void **state)
     char good[512], bad[512];
     snprintf(good, sizeof good, "%s/report_map.html", AS_TEST_TMP_DIR);
     snprintf(bad, sizeof bad, "%s/report_spoilt.html", AS_TEST_TMP_DIR);
-    char *page = slurp(good);
-    char *kind = strstr(page, "\"kind\":\"network\"");
-    assert_non_null(kind);
-    memcpy(kind, "\"kind\":\"nothing\"", strlen("\"kind\":\"nothing\""));
-    FILE *f = fopen(bad, "w");
-    assert_non_null(f);
-    fputs(page, f);
-    fclose(f);
-    free(page);
-    char *dom = render(bad);
+    char *dom = render_spoilt(good, bad, "\"kind\":\"network\"", "\"kind\":\"nothing\"");
     assert_non_null(strstr(dom, "data-render=\"failed\""));
     assert_non_null(strstr(dom, "data-errors=\"1\""));
     assert_non_null(strstr(dom, "unknown report kind nothing"));

@@ -160,16 +160,7 @@ static void test_spoilt_report(void **state)
     char good[512], bad[512];
     snprintf(good, sizeof good, "%s/report_study.html", AS_TEST_TMP_DIR);
     snprintf(bad, sizeof bad, "%s/report_study_spoilt.html", AS_TEST_TMP_DIR);
-    char *page = slurp(good);
-    char *member = strstr(page, "\"observations\":");
-    assert_non_null(member);
-    memcpy(member, "\"observationz\":", strlen("\"observationz\":"));
-    FILE *f = fopen(bad, "w");
-    assert_non_null(f);
-    fputs(page, f);
-    fclose(f);
-    free(page);
-    char *dom = render(bad);
+    char *dom = render_spoilt(good, bad, "\"observations\":", "\"observationz\":");
     assert_non_null(strstr(dom, "data-render=\"failed\""));
     assert_null(strstr(dom, "data-errors=\"0\""));
     assert_non_null(strstr(dom, "id=\"report-errors\""));
