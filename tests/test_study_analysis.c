@@ -502,11 +502,11 @@ static void test_text(void **state)
     assert_true(line_words(text, table, "Platform", words, sizeof words));
     assert_string_equal(words, "Platform Model Dense WP CP direct im2col Overall fastest Latency");
     assert_true(line_words(text, table, "hwA", words, sizeof words));
-    assert_string_equal(words, "hwA resnet18 im2col im2col im2col WP WP WP+im2col 400 us");
+    assert_string_equal(words, "hwA resnet18 im2col im2col im2col WP WP WP+im2col 400.0 us");
     assert_true(line_words(text, table, "hwB", words, sizeof words));
-    assert_string_equal(words, "hwB resnet18 im2col direct im2col WP WP WP+direct 500 us");
+    assert_string_equal(words, "hwB resnet18 im2col direct im2col WP WP WP+direct 500.0 us");
     assert_true(line_words(text, "dataset cifar10, software tuned", "hwA", words, sizeof words));
-    assert_string_equal(words, "hwA resnet18 direct direct direct CP CP CP+direct 210 us");
+    assert_string_equal(words, "hwA resnet18 direct direct direct CP CP CP+direct 210.0 us");
     /* the speedup table: WP hwA untuned */
     assert_true(line_words(text, "Fraction of expected speedup", "untuned", words, sizeof words));
     assert_string_equal(words, "untuned hwA WP 4 2.00x 4.00x 50.0 % 0 of 4");
@@ -660,15 +660,22 @@ static void test_format_si(void **state)
 {
     (void)state;
     char t[AS_SI_TEXT_BYTES];
-    assert_string_equal(as_format_si(1.234e-3, "s", t), "1.23 ms");
-    assert_string_equal(as_format_si(0.0004, "s", t), "400 us");
-    assert_string_equal(as_format_si(9.996e-3, "s", t), "10.0 ms");
-    assert_string_equal(as_format_si(999.6e-3, "s", t), "1.00 s");
-    assert_string_equal(as_format_si(45.6e-6, "J", t), "45.6 uJ");
-    assert_string_equal(as_format_si(1.82e9, "MAC", t), "1.82 GMAC");
-    assert_string_equal(as_format_si(-2.5e3, "B", t), "-2.50 kB");
+    assert_string_equal(as_format_si(1.234e-3, "s", t), "1.234 ms");
+    assert_string_equal(as_format_si(0.0004, "s", t), "400.0 us");
+    assert_string_equal(as_format_si(9.996e-3, "s", t), "9.996 ms");
+    assert_string_equal(as_format_si(999.6e-3, "s", t), "999.6 ms");
+    assert_string_equal(as_format_si(45.6e-6, "J", t), "45.60 uJ");
+    assert_string_equal(as_format_si(1.82e9, "MAC", t), "1.820 GMAC");
+    assert_string_equal(as_format_si(-2.5e3, "B", t), "-2.500 kB");
     assert_string_equal(as_format_si(0, "s", t), "0 s");
     assert_string_equal(as_format_si(NAN, "s", t), "-");
+    /* Rounding carries into the next power of ten, and of 1000. */
+    assert_string_equal(as_format_si(9.9996e-3, "s", t), "10.00 ms");
+    assert_string_equal(as_format_si(999.96e-3, "s", t), "1.000 s");
+    assert_string_equal(as_format_si(2e27, "B", t), "2.000e+27 B");
+    assert_string_equal(as_format_digits(5.7906, t), "5.791");
+    assert_string_equal(as_format_digits(0.99996, t), "1.000");
+    assert_string_equal(as_format_digits(2.5e7, t), "2.500e+07");
 }
 
 int main(void)

@@ -16,65 +16,19 @@
 
 /* ------------------------------------------------------------------ units */
 
-/* The SI prefixes from 1e-24 to 1e24, one per power of 1000; "u" is
- * micro (ASCII, so that the columns of a table line up byte by byte). */
-static const char *const si_prefixes[] = {"y", "z", "a", "f", "p", "n", "u", "m", "",
-                                          "k", "M", "G", "T", "P", "E", "Z", "Y"};
-enum { SI_UNITY = 8 }; /* the index of "" */
-
-/* Significant digits of every number the text shows with a unit. */
-enum { ENG_DIGITS = 4 };
-
-/* The decimal exponent of |v| (finite, not 0) once rounded to ENG_DIGITS
- * significant digits: rounding can carry into the next power of ten
- * (999.96 -> 1000, exponent 3; 0.99996 -> 1.000, exponent 0). */
-static int rounded_exponent(double v)
-{
-    double a = fabs(v);
-    int exponent = (int)floor(log10(a));
-    double scale = pow(10, ENG_DIGITS - 1 - exponent);
-    return round(a * scale) / scale >= pow(10, exponent + 1) ? exponent + 1 : exponent;
-}
-
-/* v (finite, not 0) in ENG_DIGITS significant digits in fixed notation;
- * an integral part longer than that is written whole. */
-static void fixed_digits(double v, char *buf, size_t size)
-{
-    int decimals = ENG_DIGITS - 1 - rounded_exponent(v);
-    snprintf(buf, size, "%.*f", decimals < 0 ? 0 : decimals, v);
-}
-
+/* The core's one rule (as_format_si, as_format_digits) into buf. */
 const char *cli_eng(double value, const char *unit, char *buf, size_t size)
 {
-    const char *sep = unit && *unit ? " " : "";
-    unit = unit ? unit : "";
-    if (!isfinite(value) || value == 0) {
-        snprintf(buf, size, "%g%s%s", value, sep, unit);
-        return buf;
-    }
-    int p = (int)floor(rounded_exponent(value) / 3.0); /* the power of 1000 */
-    if (p < -SI_UNITY || p > SI_UNITY) {               /* beyond yocto and yotta */
-        snprintf(buf, size, "%.*e%s%s", ENG_DIGITS - 1, value, sep, unit);
-        return buf;
-    }
-    char digits[48];
-    fixed_digits(value / pow(1000.0, p), digits, sizeof digits); /* in [1, 1000) once rounded */
-    snprintf(buf, size, "%s %s%s", digits, si_prefixes[SI_UNITY + p], unit);
+    char text[AS_SI_TEXT_BYTES];
+    snprintf(buf, size, "%s", as_format_si(value, unit, text));
     return buf;
 }
 
 const char *cli_num(double value, const char *unit, char *buf, size_t size)
 {
-    const char *sep = unit && *unit ? " " : "";
-    char digits[48];
-    double a = fabs(value);
-    if (!isfinite(value) || value == 0)
-        snprintf(digits, sizeof digits, "%g", value);
-    else if (a >= 1e-3 && a < 1e6)
-        fixed_digits(value, digits, sizeof digits);
-    else
-        snprintf(digits, sizeof digits, "%.*e", ENG_DIGITS - 1, value);
-    snprintf(buf, size, "%s%s%s", digits, sep, unit ? unit : "");
+    char digits[AS_SI_TEXT_BYTES];
+    snprintf(buf, size, "%s%s%s", as_format_digits(value, digits), unit && *unit ? " " : "",
+             unit ? unit : "");
     return buf;
 }
 

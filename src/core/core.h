@@ -230,15 +230,22 @@ enum { AS_DOUBLE_TEXT_BYTES = 32 };
  * them (JSON writes null instead).  Returns text. */
 const char *as_format_double(double v, char text[AS_DOUBLE_TEXT_BYTES]);
 
-/* Room for any quantity as_format_si writes, NUL included. */
-enum { AS_SI_TEXT_BYTES = 48 };
+/* Room for any quantity as_format_si writes, NUL included (a unit is
+ * written up to 24 bytes), and the significant digits of every quantity
+ * printed. */
+enum { AS_SI_TEXT_BYTES = 64, AS_SI_DIGITS = 4 };
 
-/* v in engineering notation with unit: three significant digits and the
- * SI prefix of v's power of 1000 ("1.23 ms", "45.6 uJ", "812 kMAC", "3 B"
- * for unit "B"; "-" for NaN, "inf s" for infinities).  Prefixes run from
- * p (1e-12) to P (1e15); beyond them the mantissa grows or shrinks.
- * Micro is spelled "u" so that the text stays ASCII.  Returns text. */
+/* v in engineering notation with unit: four significant digits and the
+ * SI prefix of v's power of 1000 ("1.234 ms", "45.60 uJ", "812.0 kMAC",
+ * "3.000 B"; "0 s"; "-" for NaN, "inf s" for infinities); beyond yocto
+ * and yotta, scientific notation.  Micro is spelled "u" so that the text
+ * stays ASCII.  The one rule of every quantity the program prints
+ * (docs/cli-output.md).  Returns text. */
 const char *as_format_si(double v, const char *unit, char text[AS_SI_TEXT_BYTES]);
+/* v in the same four significant digits without a prefix (fixed
+ * notation from 1e-3 to 1e6, scientific beyond): for a quantity whose
+ * unit takes no prefix (mm^2, ops/byte, a ratio).  Returns text. */
+const char *as_format_digits(double v, char text[AS_SI_TEXT_BYTES]);
 
 /* A malloc'd copy of s in which every byte that is not part of a
  * well-formed UTF-8 sequence is replaced by U+FFFD; NULL when out of
