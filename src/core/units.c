@@ -51,7 +51,7 @@ const char *as_format_si(double v, const char *unit, char text[AS_SI_TEXT_BYTES]
         return text;
     }
     int p = (int)floor(rounded_exponent(v) / 3.0); /* the power of 1000 */
-    if (p < -SI_UNITY || p > SI_UNITY) {            /* beyond yocto and yotta */
+    if (p < -SI_UNITY || p > SI_UNITY) {           /* beyond yocto and yotta */
         snprintf(text, AS_SI_TEXT_BYTES, "%.*e%s%.24s", AS_SI_DIGITS - 1, v, sep, unit);
         return text;
     }
