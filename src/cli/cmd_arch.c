@@ -228,7 +228,7 @@ static cli_command convert_command(cli_option *options, int *format)
                  "ART tables from accelsearch's energy and area model, so that timeloop-model\n"
                  "evaluates the design; what Timeloop cannot say (systolic arrays, vector\n"
                  "units, sparse formats, split capacities, ...) is refused, naming it\n"
-                 "(docs/timeloop-semantics.md, section 8.3).\n",
+                 "(docs/timeloop-semantics.md, section 8.1).\n",
         .options = options,
         .n_options = 1,
         .max_positional = 2,
@@ -271,9 +271,9 @@ static int arch_convert(int argc, char **argv)
                   map_timeloop_save_arch_tables(&a, ert, art, &st) != AS_OK)
         return cli_fail(&cmd, &st);
     if (format == FORMAT_ACCELSEARCH)
-        fprintf(stderr, "accelsearch: wrote %s\n", out);
+        cli_note("wrote %s", out);
     else
-        fprintf(stderr, "accelsearch: wrote %s, %s, %s\n", out, ert, art);
+        cli_note("wrote %s, %s, %s", out, ert, art);
     return CLI_EXIT_OK;
 }
 

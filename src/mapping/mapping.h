@@ -336,7 +336,7 @@ as_code map_timeloop_save_tables(const map_timeloop_case *c, const char *ert_pat
 
 /*
  * A Timeloop v0.4 architecture as a design (docs/timeloop-semantics.md,
- * section 8.3): the `architecture` tree of a file that has one, alone or
+ * section 8.1): the `architecture` tree of a file that has one, alone or
  * inside a model or mapper input (its problem, if any, names the
  * dimensions of its architecture_constraints; a mapping is ignored), with
  * the ERT and ART tables when given (NULL: accelsearch's tables) and the

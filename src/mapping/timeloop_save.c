@@ -37,6 +37,16 @@
  * energies, DRAM channels and bandwidth, the problem kind (a Timeloop problem reads back as a
  * convolution), bottom / right padding (Timeloop ignores padding; Hpad and
  * Wpad carry the top / left amounts), a network without multicast.
+ *
+ * A design alone (map_timeloop_save_arch, `arch convert --to timeloop`) is
+ * the same tree with the same ERT / ART writer (write_tables), plus what a
+ * design needs and a case does not: architecture_constraints for the keep
+ * constraints and single-data-space capacities, and an accelsearch_arch
+ * section (Timeloop ignores it) with the DRAM interface, native batch,
+ * hop energies, single-data-space levels (`split`) and unicast levels.
+ * A design also refuses floating-point MACs, capacities split among data
+ * spaces, loop constraints and a network without multicast below a level
+ * with fanout (docs/timeloop-semantics.md, section 8.1).
  */
 #include "mapping.h"
 #include "timeloop_private.h"
@@ -749,9 +759,9 @@ static void put_design_extras(writer *w)
     put(w, "]\n");
 }
 
-/* A level's capacity as the design writer states it: a split that gives
- * room to one data space only is that data space's capacity (the others
- * bypass the level, put_design_constraints). */
+/* The design alone: its tree (a split that gives room to one data space
+ * only written as that data space's capacity), its constraints and what
+ * Timeloop cannot say (put_design_extras). */
 as_code map_timeloop_save_arch(const arch_spec *a, const char *path, as_status *st)
 {
     as_code rc = check_design_expressible(a, path, st);
