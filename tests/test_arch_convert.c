@@ -336,6 +336,47 @@ static void test_timeloop_arch_runs_map_and_ert(void **state)
     free(r.out);
 }
 
+/* The text of the n-th (0-based) "metrics" object of a JSON text, up to
+ * its closing brace, malloc'd. */
+static char *nth_metrics(const char *json, int n)
+{
+    const char *at = json;
+    for (int i = 0; i <= n; i++) {
+        at = strstr(at, "\"metrics\"");
+        assert_non_null(at);
+        at++;
+    }
+    const char *end = strchr(at, '}');
+    assert_non_null(end);
+    char *copy = malloc((size_t)(end - at) + 1);
+    assert_non_null(copy);
+    memcpy(copy, at, (size_t)(end - at));
+    copy[end - at] = '\0';
+    return copy;
+}
+
+/* search --baseline takes a Timeloop design: the exported eyeriss scores
+ * as the preset does. */
+static void test_search_baseline(void **state)
+{
+    (void)state;
+    run_result r;
+    run_expect(&r, 0, "arch convert eyeriss '%sbase.yaml' --to timeloop", TMP);
+    free(r.out);
+    run_expect(&r, 0,
+               "search --model alexnet --hw-budget 2 --plan-budget 32 --map-budget 16 --no-db "
+               "--threads 2 --baseline '%sbase.yaml' --baseline eyeriss --json",
+               TMP);
+    const char *baselines = strstr(r.out, "\"baselines\"");
+    assert_non_null(baselines);
+    char *exported = nth_metrics(baselines, 0), *preset = nth_metrics(baselines, 1);
+    assert_non_null(strstr(exported, "energy_pJ"));
+    assert_string_equal(exported, preset);
+    free(exported);
+    free(preset);
+    free(r.out);
+}
+
 /* The file and the message an error must name, for a Timeloop design. */
 static void design_fails(const char *name, const char *text, const char *want)
 {
@@ -399,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_presets_export_and_reimport),
         cmocka_unit_test(test_library_round_trip),
         cmocka_unit_test(test_timeloop_arch_runs_map_and_ert),
+        cmocka_unit_test(test_search_baseline),
         cmocka_unit_test(test_errors_name_file_line_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
