@@ -1,7 +1,9 @@
 /*
- * cmd_arch.c -- `accelsearch arch list|show|from-scalesim`: the built-in
- * presets, a design with its area and peak power, and a SCALE-Sim
- * configuration as a design.
+ * cmd_arch.c -- `accelsearch arch list|show|from-scalesim|convert|ert`:
+ * the built-in presets, a design with its area and peak power, a SCALE-Sim
+ * configuration as a design, a design in either file format (accelsearch's
+ * YAML or a Timeloop v0.4 architecture with its ERT / ART), and a design's
+ * Accelergy-style tables.
  */
 #include "cli.h"
 
@@ -127,7 +129,8 @@ static cli_command arch_show_command(cli_option *options, bool *json)
         .name = "arch show",
         .help_for = "arch",
         .synopsis = "arch show PRESET|FILE.yaml|CONFIG.cfg [--json]",
-        .about = "A design's levels, area and peak power (TDP).\n",
+        .about = "A design's levels, area and peak power (TDP).  FILE.yaml is accelsearch's\n"
+                 "format or a Timeloop v0.4 architecture (its ERT/ART beside it).\n",
         .options = options,
         .n_options = 1,
         .max_positional = 1,
@@ -147,7 +150,7 @@ static int arch_show(int argc, char **argv)
     arch_spec a;
     as_status st;
     as_status_clear(&st);
-    if (arch_load(cmd.positional[0], &a, &st) != AS_OK)
+    if (cli_arch_load(cmd.positional[0], &a, &st) != AS_OK)
         return cli_fail(&cmd, &st);
     if (json)
         print_arch_json(&a);
@@ -204,6 +207,114 @@ static int arch_from_scalesim(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/* ---------------------------------------------------------- convert */
+
+static const char *const format_names[] = {"accelsearch", "timeloop", NULL};
+enum { FORMAT_ACCELSEARCH, FORMAT_TIMELOOP };
+
+/* `arch convert`'s command; format points where --to goes. */
+static cli_command convert_command(cli_option *options, int *format)
+{
+    options[0] = cli_enum("to", format, format_names,
+                          "the format of OUT: accelsearch's YAML, or a Timeloop v0.4\n"
+                          "architecture with OUT's stem + .ERT.yaml / .ART.yaml beside it");
+    return (cli_command){
+        .name = "arch convert",
+        .help_for = "arch",
+        .synopsis = "arch convert IN OUT --to accelsearch|timeloop",
+        .about = "Write a design (a preset, accelsearch's YAML, a Timeloop v0.4 architecture\n"
+                 "or a SCALE-Sim .cfg) in either format.  To Timeloop: the architecture tree,\n"
+                 "keep constraints as architecture_constraints, and Accelergy-style ERT and\n"
+                 "ART tables from accelsearch's energy and area model, so that timeloop-model\n"
+                 "evaluates the design; what Timeloop cannot say (systolic arrays, vector\n"
+                 "units, sparse formats, split capacities, ...) is refused, naming it\n"
+                 "(docs/timeloop-semantics.md, section 8.1).\n",
+        .options = options,
+        .n_options = 1,
+        .max_positional = 2,
+    };
+}
+
+/* OUT's stem (OUT without its last extension) + suffix, into buf. */
+static void stem_path(const char *out, const char *suffix, char *buf, size_t size)
+{
+    const char *slash = strrchr(out, '/');
+    const char *dot = strrchr(slash ? slash + 1 : out, '.');
+    int stem_length = (int)(dot ? (size_t)(dot - out) : strlen(out));
+    snprintf(buf, size, "%.*s%s", stem_length, out, suffix);
+}
+
+static int arch_convert(int argc, char **argv)
+{
+    int format = -1;
+    cli_option options[1];
+    cli_command cmd = convert_command(options, &format);
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd.n_positional < 2)
+        return cli_usage_error(&cmd, "expected IN and OUT");
+    if (format < 0)
+        return cli_usage_error(&cmd, "missing --to accelsearch|timeloop");
+    const char *out = cmd.positional[1];
+    arch_spec a;
+    as_status st;
+    as_status_clear(&st);
+    char ert[4096], art[4096];
+    stem_path(out, ".ERT.yaml", ert, sizeof ert);
+    stem_path(out, ".ART.yaml", art, sizeof art);
+    if (cli_arch_load(cmd.positional[0], &a, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    if (format == FORMAT_ACCELSEARCH
+            ? arch_save(&a, out, &st) != AS_OK
+            : map_timeloop_save_arch(&a, out, &st) != AS_OK ||
+                  map_timeloop_save_arch_tables(&a, ert, art, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    if (format == FORMAT_ACCELSEARCH)
+        cli_note("wrote %s", out);
+    else
+        cli_note("wrote %s, %s, %s", out, ert, art);
+    return CLI_EXIT_OK;
+}
+
+/* `arch ert`'s command; out_path and art_path point where -o and --art go. */
+static cli_command ert_command(cli_option *options, const char **out_path, const char **art_path)
+{
+    options[0] = cli_string("output", "ERT.yaml", out_path, "where the ERT goes (default: stdout)");
+    options[0].short_name = 'o';
+    options[1] = cli_string("art", "ART.yaml", art_path, "also write the ART (areas) there");
+    return (cli_command){
+        .name = "arch ert",
+        .help_for = "arch",
+        .synopsis = "arch ert DESIGN [-o ERT.yaml] [--art ART.yaml]",
+        .about = "A design's energy per action (Accelergy's ERT: read, write, update and leak\n"
+                 "per storage level, compute per MAC) and area per instance (ART) as accelsearch\n"
+                 "costs them, named as `arch convert --to timeloop` names the components.\n",
+        .options = options,
+        .n_options = 2,
+        .max_positional = 1,
+    };
+}
+
+static int arch_ert(int argc, char **argv)
+{
+    const char *out_path = "-", *art_path = NULL;
+    cli_option options[2];
+    cli_command cmd = ert_command(options, &out_path, &art_path);
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (cmd.n_positional == 0)
+        return cli_usage_error(&cmd, "missing DESIGN");
+    arch_spec a;
+    as_status st;
+    as_status_clear(&st);
+    if (cli_arch_load(cmd.positional[0], &a, &st) != AS_OK ||
+        map_timeloop_save_arch_tables(&a, out_path, art_path, &st) != AS_OK)
+        return cli_fail(&cmd, &st);
+    return CLI_EXIT_OK;
+}
+
 static void print_arch_help(FILE *out)
 {
     bool json;
@@ -216,13 +327,20 @@ static void print_arch_help(FILE *out)
     fputc('\n', out);
     cli_command import = from_scalesim_command(options, &json, &out_path);
     cli_print_help(&import, out);
+    int format;
+    const char *art_path;
+    fputc('\n', out);
+    cli_command convert = convert_command(options, &format);
+    cli_print_help(&convert, out);
+    fputc('\n', out);
+    cli_command ert = ert_command(options, &out_path, &art_path);
+    cli_print_help(&ert, out);
 }
 
 int cli_arch(int argc, char **argv)
 {
-    static const cli_action actions[] = {{"list", arch_list},
-                                         {"show", arch_show},
-                                         {"from-scalesim", arch_from_scalesim},
-                                         {NULL, NULL}};
+    static const cli_action actions[] = {
+        {"list", arch_list},       {"show", arch_show}, {"from-scalesim", arch_from_scalesim},
+        {"convert", arch_convert}, {"ert", arch_ert},   {NULL, NULL}};
     return cli_dispatch("arch", actions, print_arch_help, argc, argv);
 }

@@ -207,7 +207,7 @@ static as_code load_baselines(search_cli *c, as_status *st)
         snprintf(b->name, sizeof b->name, "%s", c->baseline_args[i]);
         as_status why;
         as_status_clear(&why);
-        if (arch_load(c->baseline_args[i], &b->arch, &why) != AS_OK)
+        if (cli_arch_load(c->baseline_args[i], &b->arch, &why) != AS_OK)
             return as_fail(st, why.code, "--baseline %s: %s", c->baseline_args[i], why.message);
     }
     c->run.n_baselines = c->n_baseline_args;

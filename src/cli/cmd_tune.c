@@ -686,7 +686,7 @@ static as_code load_inputs(const tune_cli *c, tn_hw *base, wl_graph **g, as_stat
     arch_spec a;
     as_status why;
     as_status_clear(&why);
-    if (arch_load(c->arch, &a, &why) != AS_OK)
+    if (cli_arch_load(c->arch, &a, &why) != AS_OK)
         return as_fail(st, why.code, "--arch %s: %s", c->arch, why.message);
     if (tn_hw_from_arch(&a, base, &why) != AS_OK)
         return as_fail(st, why.code, "--arch %s: %s", c->arch, why.message);

@@ -85,7 +85,8 @@ cli_option cli_threads_option(int64_t *threads)
 cli_option cli_arch_option(const char **arch)
 {
     return cli_string("arch", "PRESET|FILE", arch,
-                      "the architecture: a preset, a YAML file or a SCALE-Sim .cfg");
+                      "the architecture: a preset, a YAML file, a SCALE-Sim .cfg or a\n"
+                      "Timeloop v0.4 architecture (its ERT/ART beside it)");
 }
 
 cli_option cli_model_option(const char **model)

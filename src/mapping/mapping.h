@@ -334,6 +334,35 @@ as_code map_timeloop_save(const map_timeloop_case *c, const char *path, as_statu
 as_code map_timeloop_save_tables(const map_timeloop_case *c, const char *ert_path,
                                  const char *art_path, as_status *st);
 
+/*
+ * A Timeloop v0.4 architecture as a design (docs/timeloop-semantics.md,
+ * section 8.1): the `architecture` tree of a file that has one, alone or
+ * inside a model or mapper input (its problem, if any, names the
+ * dimensions of its architecture_constraints; a mapping is ignored), with
+ * the ERT and ART tables when given (NULL: accelsearch's tables) and the
+ * `accelsearch_arch` section map_timeloop_save_arch writes for what
+ * Timeloop cannot say (DRAM interface, wire energies, native batch).
+ * Errors name file, line and key.
+ */
+as_code map_timeloop_load_arch(const char *path, const char *ert_path, const char *art_path,
+                               arch_spec *out, as_status *st);
+/* Whether path is a YAML file whose top-level mapping has an
+ * `architecture` key (how a Timeloop design is told from ours, by content);
+ * false for anything unreadable. */
+bool map_timeloop_is_arch_file(const char *path);
+/* Write a as a Timeloop v0.4 architecture file (the tree, an
+ * architecture_constraints section for the levels' keep constraints and
+ * single-data-space capacities, and the accelsearch_arch section) that
+ * map_timeloop_load_arch reads back to the same costs with the tables of
+ * map_timeloop_save_arch_tables.  Refuses (AS_EINVAL, naming the level or
+ * unit) what the format cannot say: timeloop_save.c lists it. */
+as_code map_timeloop_save_arch(const arch_spec *a, const char *path, as_status *st);
+/* a's energies and areas as Accelergy ERT and ART files (either path may be
+ * NULL; "-" is standard output) naming the components as
+ * map_timeloop_save_arch does. */
+as_code map_timeloop_save_arch_tables(const arch_spec *a, const char *ert_path,
+                                      const char *art_path, as_status *st);
+
 /* ---------------------------------------------------- network evaluation */
 
 /* Indices of energy_by_component_pJ. */

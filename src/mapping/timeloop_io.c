@@ -69,6 +69,15 @@ typedef struct reader {
     int64_t coefficient_value[MAX_COEFFICIENTS];
     /* The layer context's DRAM interface, set once the tables are read. */
     double dram_bandwidth_GBps, dram_pJ_per_bit;
+    /* The accelsearch_arch section (read_arch_extras), applied after the
+     * tables: what Timeloop's format cannot say about the design. */
+    bool have_extras;
+    arch_dram extras_dram;
+    int extras_native_batch;
+    bool hop_given[ARCH_MAX_LEVELS];
+    double hop_pJ[ARCH_MAX_LEVELS];
+    int split_ds[ARCH_MAX_LEVELS]; /* the one data space a level's capacity is for, or -1 */
+    bool unicast[ARCH_MAX_LEVELS]; /* a level whose network does not multicast */
 } reader;
 
 /* --------------------------------------------------------------- helpers */
@@ -1563,10 +1572,16 @@ static as_code read_mapspace(const reader *r, const as_yaml_node *mapspace)
 /* clang-format off */
 static const char *const model_keys[] = {
     "architecture", "problem", "mapping", "architecture_constraints", "compound_components",
-    "globals", "dumped_by_timeloop_front_end", "accelsearch", NULL};
+    "globals", "dumped_by_timeloop_front_end", "accelsearch", "accelsearch_arch", NULL};
 static const char *const mapper_keys[] = {
     "architecture", "problem", "architecture_constraints", "mapper", "mapspace",
-    "compound_components", "globals", "dumped_by_timeloop_front_end", NULL};
+    "compound_components", "globals", "dumped_by_timeloop_front_end", "accelsearch_arch", NULL};
+/* A file read as a design only: any of the above (its mapping and mapper
+ * settings are not read). */
+static const char *const design_keys[] = {
+    "architecture", "problem", "mapping", "architecture_constraints", "mapper", "mapspace",
+    "compound_components", "globals", "dumped_by_timeloop_front_end", "accelsearch",
+    "accelsearch_arch", NULL};
 /* clang-format on */
 
 /* The rest of a mapper input, after architecture and problem: the
@@ -1591,6 +1606,127 @@ static as_code read_mapper_sections(reader *r, const as_yaml_node *root,
     if (rc == AS_OK && mapspace)
         rc = read_mapspace(r, mapspace);
     return rc;
+}
+
+/* The accelsearch_arch section map_timeloop_save_arch writes (Timeloop
+ * ignores it): the DRAM interface (type-independent: its bandwidth, energy
+ * per bit, interface share and channels), the design's native batch and
+ * per-level wire energy per hop, which Timeloop's legacy network does not
+ * cost.  Read into the reader; apply_arch_extras applies it after the
+ * tables, which would set the DRAM energy and the hops too. */
+static as_code read_arch_extras(reader *r, const as_yaml_node *root)
+{
+    static const char *const keys[] = {"dram_bandwidth_GBps",
+                                       "dram_pJ_per_bit",
+                                       "dram_interface_pJ_per_bit",
+                                       "dram_channels",
+                                       "native_batch",
+                                       "hop_pJ",
+                                       "split",
+                                       "unicast",
+                                       NULL};
+    const as_yaml_node *section, *hops;
+    arch_dram *dram = &r->extras_dram;
+    int64_t channels = 1, batch = 1;
+    as_code rc = as_yaml_find(&r->at, root, "accelsearch_arch", false, AS_YAML_MAPPING, &section);
+    if (rc != AS_OK || !section)
+        return rc;
+    as_yaml_reader top = r->at;
+    r->at = as_yaml_enter(&top, "accelsearch_arch");
+    rc = as_yaml_keys(&r->at, section, "accelsearch_arch", keys);
+    if (rc == AS_OK)
+        rc = as_yaml_read_double(&r->at, section, "dram_bandwidth_GBps", true, 0.0, false, INFINITY,
+                                 &dram->bandwidth_GBps);
+    if (rc == AS_OK)
+        rc = as_yaml_read_double(&r->at, section, "dram_pJ_per_bit", true, 0.0, false, INFINITY,
+                                 &dram->energy_pJ_per_bit);
+    if (rc == AS_OK)
+        rc = as_yaml_read_double(&r->at, section, "dram_interface_pJ_per_bit", true, 0.0, false,
+                                 INFINITY, &dram->interface_pJ_per_bit);
+    if (rc == AS_OK)
+        rc = read_int(r, section, "dram_channels", false, 1, &channels);
+    if (rc == AS_OK)
+        rc = read_int(r, section, "native_batch", false, 1, &batch);
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, section, "hop_pJ", false, AS_YAML_MAPPING, &hops);
+    as_yaml_reader hops_at = as_yaml_enter(&r->at, "hop_pJ");
+    for (int i = 0; rc == AS_OK && hops && i < hops->n; i++) {
+        int level = find_level(&r->out->arch, hops->keys[i]);
+        if (level < 0)
+            rc = fail_at(r, hops->items[i], "hop_pJ: '%s' is not a storage level", hops->keys[i]);
+        else
+            rc = as_yaml_read_double(&hops_at, hops, hops->keys[i], true, 0.0, false, INFINITY,
+                                     &r->hop_pJ[level]);
+        if (rc == AS_OK)
+            r->hop_given[level] = true;
+    }
+    const as_yaml_node *split = NULL;
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, section, "split", false, AS_YAML_MAPPING, &split);
+    for (int i = 0; rc == AS_OK && split && i < split->n; i++) {
+        int level = find_level(&r->out->arch, split->keys[i]);
+        int ds =
+            split->items[i]->kind == AS_YAML_SCALAR ? find_dataspace(split->items[i]->scalar) : -1;
+        if (level < 0 || ds < 0)
+            rc = fail_at(r, split->items[i],
+                         "split: expected a storage level and a data space, got '%s'",
+                         split->keys[i]);
+        else
+            r->split_ds[level] = ds;
+    }
+    const as_yaml_node *unicast = NULL;
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, section, "unicast", false, AS_YAML_SEQUENCE, &unicast);
+    for (int i = 0; rc == AS_OK && unicast && i < unicast->n; i++) {
+        const as_yaml_node *item = unicast->items[i];
+        int level = item->kind == AS_YAML_SCALAR ? find_level(&r->out->arch, item->scalar) : -1;
+        if (level < 0)
+            rc = fail_at(r, item, "unicast: expected storage level names");
+        else
+            r->unicast[level] = true;
+    }
+    r->at = top;
+    if (channels > INT32_MAX || batch > INT32_MAX)
+        return fail_at(r, section, "accelsearch_arch: dram_channels or native_batch too large");
+    dram->channels = (int)channels;
+    r->extras_native_batch = (int)batch;
+    r->have_extras = rc == AS_OK;
+    return rc;
+}
+
+/* Apply what read_arch_extras read (nothing when there was no section). */
+static void apply_arch_extras(const reader *r, arch_spec *arch)
+{
+    if (!r->have_extras)
+        return;
+    arch->dram.bandwidth_GBps = r->extras_dram.bandwidth_GBps;
+    arch->dram.energy_pJ_per_bit = r->extras_dram.energy_pJ_per_bit;
+    arch->dram.interface_pJ_per_bit = r->extras_dram.interface_pJ_per_bit;
+    arch->dram.channels = r->extras_dram.channels;
+    arch->native_batch = r->extras_native_batch;
+    for (int i = 0; i < arch->n_levels; i++) {
+        if (r->hop_given[i])
+            arch->level[i].hop_pJ = r->hop_pJ[i];
+        if (r->unicast[i])
+            arch->level[i].multicast = false;
+    }
+}
+
+/* The accelsearch_arch section's split, applied before the tables fill
+ * energies and areas (which depend on it). */
+static void apply_split(const reader *r, arch_spec *arch)
+{
+    for (int i = 0; i < arch->n_levels; i++) {
+        arch_level *l = &arch->level[i];
+        if (r->split_ds[i] < 0)
+            continue;
+        /* The capacity is that data space's; the others, which Timeloop
+         * was told bypass the level, have no room by the split. */
+        l->size_words_by_ds[r->split_ds[i]] = l->size_words;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            if (ds != r->split_ds[i] && l->constraints.keep[ds] == ARCH_KEEP_NEVER)
+                l->constraints.keep[ds] = ARCH_KEEP_FREE;
+    }
 }
 
 /* The `accelsearch` section of a model input written for a network layer
@@ -1653,6 +1789,8 @@ static as_code read_input(reader *r, const as_yaml_node *root, map_search_option
         set_dataspace_bits(r->out);
     if (rc == AS_OK && !options)
         rc = read_layer_context(r, root);
+    if (rc == AS_OK)
+        rc = read_arch_extras(r, root);
     return rc;
 }
 
@@ -1689,19 +1827,52 @@ static void fill_from_tables(arch_spec *arch, bool energies, bool areas)
         arch->compute.area_um2 = filled.compute.area_um2;
 }
 
-/* Read an input file (see read_input) and its tables into out. */
-static as_code load_input(const char *path, const char *ert_path, const char *art_path,
-                          map_timeloop_case *out, map_search_options *options, as_status *st)
+/* A file read as a design (map_timeloop_load_arch): the architecture,
+ * the problem when there is one (it names the constraints' dimensions),
+ * the constraints and the accelsearch_arch section. */
+static as_code read_design(reader *r, const as_yaml_node *root)
+{
+    const as_yaml_node *architecture, *problem = NULL, *constraints = NULL;
+    if (!root)
+        return fail_at(r, NULL, "empty file");
+    as_code rc = as_yaml_keys(&r->at, root, "Timeloop architecture file", design_keys);
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, root, "architecture", true, AS_YAML_MAPPING, &architecture);
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, root, "problem", false, AS_YAML_MAPPING, &problem);
+    if (rc == AS_OK)
+        rc = as_yaml_find(&r->at, root, "architecture_constraints", false, AS_YAML_MAPPING,
+                          &constraints);
+    if (rc == AS_OK)
+        rc = read_architecture(r, architecture);
+    if (rc == AS_OK && problem)
+        rc = read_problem(r, problem);
+    if (rc == AS_OK && constraints)
+        rc = read_constraints(r, constraints);
+    if (rc == AS_OK)
+        rc = read_arch_extras(r, root);
+    return rc;
+}
+
+/* Read an input file (see read_input; a design when design is set) and
+ * its tables into out. */
+static as_code load_file(const char *path, const char *ert_path, const char *art_path,
+                         map_timeloop_case *out, map_search_options *options, bool design,
+                         as_status *st)
 {
     memset(out, 0, sizeof *out);
     reader r = {.at = as_yaml_reader_of(NULL, st), .out = out};
+    for (int i = 0; i < ARCH_MAX_LEVELS; i++)
+        r.split_ds[i] = -1;
     as_yaml_doc doc;
     as_code rc = as_yaml_load(path, &doc, st);
     if (rc != AS_OK)
         return rc;
     r.at.doc = &doc;
-    rc = read_input(&r, doc.root, options);
+    rc = design ? read_design(&r, doc.root) : read_input(&r, doc.root, options);
     as_yaml_free(&doc);
+    if (rc == AS_OK)
+        apply_split(&r, &out->arch);
     if (rc == AS_OK && ert_path)
         rc = read_table_file(&r, ert_path, &ert_file);
     if (rc == AS_OK && art_path)
@@ -1710,11 +1881,50 @@ static as_code load_input(const char *path, const char *ert_path, const char *ar
         set_dram_energy(&out->arch);
     if (rc == AS_OK && (!ert_path || !art_path))
         fill_from_tables(&out->arch, !ert_path, !art_path);
+    if (rc == AS_OK)
+        apply_arch_extras(&r, &out->arch);
     if (out->is_layer) {
         out->arch.dram.bandwidth_GBps = r.dram_bandwidth_GBps;
         out->arch.dram.energy_pJ_per_bit = r.dram_pJ_per_bit;
     }
     return rc;
+}
+
+/* An input file (see read_input) and its tables. */
+static as_code load_input(const char *path, const char *ert_path, const char *art_path,
+                          map_timeloop_case *out, map_search_options *options, as_status *st)
+{
+    return load_file(path, ert_path, art_path, out, options, false, st);
+}
+
+as_code map_timeloop_load_arch(const char *path, const char *ert_path, const char *art_path,
+                               arch_spec *out, as_status *st)
+{
+    map_timeloop_case *c = malloc(sizeof *c);
+    if (!c)
+        return as_fail(st, AS_ENOMEM, "%s: out of memory", path);
+    as_status invalid;
+    as_status_clear(&invalid);
+    as_code rc = load_file(path, ert_path, art_path, c, NULL, true, st);
+    if (rc == AS_OK && arch_validate(&c->arch, &invalid) != AS_OK)
+        rc = as_fail(st, invalid.code, "%s: architecture: %s", path, invalid.message);
+    if (rc == AS_OK)
+        *out = c->arch;
+    free(c);
+    return rc;
+}
+
+bool map_timeloop_is_arch_file(const char *path)
+{
+    as_status ignored;
+    as_yaml_doc doc;
+    as_status_clear(&ignored);
+    if (!path || arch_is_scalesim_path(path) || as_yaml_load(path, &doc, &ignored) != AS_OK)
+        return false;
+    bool found = doc.root && doc.root->kind == AS_YAML_MAPPING &&
+                 as_yaml_get(doc.root, "architecture") != NULL;
+    as_yaml_free(&doc);
+    return found;
 }
 
 as_code map_timeloop_load(const char *model_input_path, const char *ert_path, const char *art_path,

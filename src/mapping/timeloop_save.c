@@ -37,6 +37,16 @@
  * energies, DRAM channels and bandwidth, the problem kind (a Timeloop problem reads back as a
  * convolution), bottom / right padding (Timeloop ignores padding; Hpad and
  * Wpad carry the top / left amounts), a network without multicast.
+ *
+ * A design alone (map_timeloop_save_arch, `arch convert --to timeloop`) is
+ * the same tree with the same ERT / ART writer (write_tables), plus what a
+ * design needs and a case does not: architecture_constraints for the keep
+ * constraints and single-data-space capacities, and an accelsearch_arch
+ * section (Timeloop ignores it) with the DRAM interface, native batch,
+ * hop energies, single-data-space levels (`split`) and unicast levels.
+ * A design also refuses floating-point MACs, capacities split among data
+ * spaces, loop constraints and a network without multicast below a level
+ * with fanout (docs/timeloop-semantics.md, section 8.1).
  */
 #include "mapping.h"
 #include "timeloop_private.h"
@@ -53,7 +63,8 @@
 /* Where output goes, and the case being written. */
 typedef struct writer {
     FILE *f;
-    const map_timeloop_case *c;
+    const map_timeloop_case *c; /* NULL when writing a design alone */
+    const arch_spec *a;         /* the architecture: c's, or the design */
 } writer;
 
 static void put(writer *w, const char *fmt, ...) AS_PRINTF(2, 3);
@@ -100,13 +111,13 @@ static bool dim_used(const map_timeloop_case *c, int d)
     return c->dim_names[d][0] != '\0';
 }
 
-/* Refuse what the format cannot say (see the top of the file). */
-static as_code check_expressible(const map_timeloop_case *c, const char *path, as_status *st)
+/* Refuse what the format cannot say of the architecture itself, with or
+ * without a mapping: compute other than independent MACs, sparse formats
+ * and zero handling. */
+static as_code check_arch_expressible(const arch_spec *a, const char *path, as_status *st)
 {
-    const arch_spec *a = &c->arch;
-    if (a->n_levels < 1 || a->n_levels > ARCH_MAX_LEVELS || c->mapping.n_levels != a->n_levels)
-        return as_fail(st, AS_EINVAL, "%s: the mapping's levels do not match the architecture's",
-                       path);
+    if (a->n_levels < 1 || a->n_levels > ARCH_MAX_LEVELS)
+        return as_fail(st, AS_EINVAL, "%s: %d storage levels", path, a->n_levels);
     if (a->compute.kind != ARCH_COMPUTE_MAC)
         return as_fail(st, AS_EINVAL,
                        "%s: compute '%s' is not independent MACs, which Timeloop cannot describe",
@@ -116,6 +127,19 @@ static as_code check_expressible(const map_timeloop_case *c, const char *path, a
                        "%s: '%s' stores data compressed or handles zeros on its MACs, which "
                        "timeloop-model's input cannot describe",
                        path, a->name);
+    return AS_OK;
+}
+
+/* Refuse what the format cannot say (see the top of the file). */
+static as_code check_expressible(const map_timeloop_case *c, const char *path, as_status *st)
+{
+    const arch_spec *a = &c->arch;
+    as_code rc = check_arch_expressible(a, path, st);
+    if (rc != AS_OK)
+        return rc;
+    if (c->mapping.n_levels != a->n_levels)
+        return as_fail(st, AS_EINVAL, "%s: the mapping's levels do not match the architecture's",
+                       path);
     if (c->mapping.group_pack > 1) /* a systolic choice: only reachable from a bad mapping */
         return as_fail(st, AS_EINVAL,
                        "%s: groups packed %lld per array, which Timeloop cannot describe", path,
@@ -201,7 +225,7 @@ static void put_level(writer *w, const arch_level *level)
     put(w, "%sreduction_supported: %s\n", ind, level->spatial_reduction ? "true" : "false");
     if (level->cls == ARCH_CLASS_DRAM) {
         put(w, "%stype: ", ind);
-        put_quoted(w, w->c->arch.dram.type);
+        put_quoted(w, w->a->dram.type);
         put(w, "\n");
     }
 }
@@ -209,7 +233,7 @@ static void put_level(writer *w, const arch_level *level)
 /* The architecture: one node with every component in its local list. */
 static void put_architecture(writer *w)
 {
-    const arch_spec *a = &w->c->arch;
+    const arch_spec *a = w->a;
     char buf[AS_DOUBLE_TEXT_BYTES], name[ARCH_NAME_BYTES + 32];
     put(w, "architecture:\n  version: '0.4'\n  subtree:\n  - name: ");
     put_quoted(w, a->name[0] ? a->name : "system");
@@ -412,7 +436,7 @@ static int put_loops(writer *w, const int64_t factor[WL_NDIMS], const uint8_t or
  * datatype. */
 static void put_level_mapping(writer *w, int i)
 {
-    const arch_spec *a = &w->c->arch;
+    const arch_spec *a = w->a;
     const map_level *m = &w->c->mapping.level[i];
     put(w, "- target: ");
     put_quoted(w, a->level[i].name);
@@ -439,18 +463,18 @@ static void put_level_mapping(writer *w, int i)
 
 /* -------------------------------------------------------------- files */
 
-/* Open path for writing. */
+/* Open path for writing ("-": standard output). */
 static as_code open_output(const char *path, FILE **f, as_status *st)
 {
-    *f = fopen(path, "w");
+    *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     return *f ? AS_OK : as_fail(st, AS_EIO, "%s: cannot open for writing", path);
 }
 
-/* Close f, reporting any write error. */
+/* Close f (flush standard output), reporting any write error. */
 static as_code close_output(FILE *f, const char *path, as_status *st)
 {
     bool failed = ferror(f) != 0;
-    failed |= fclose(f) != 0;
+    failed |= (f == stdout ? fflush(f) : fclose(f)) != 0;
     return failed ? as_fail(st, AS_EIO, "%s: write error", path) : AS_OK;
 }
 
@@ -462,7 +486,7 @@ as_code map_timeloop_save(const map_timeloop_case *c, const char *path, as_statu
     if (rc == AS_OK && !dimension_order(c, &n_dims, dims))
         rc = as_fail(st, AS_EINVAL, "%s: no order of the dimension names reads back as their slots",
                      path);
-    writer w = {.c = c};
+    writer w = {.c = c, .a = &c->arch};
     if (rc == AS_OK)
         rc = open_output(path, &w.f, st);
     if (rc != AS_OK)
@@ -527,7 +551,7 @@ static void table_name(const arch_spec *a, int i, char *buf, size_t size)
 static void put_table_name(writer *w, int i)
 {
     char name[3 * ARCH_NAME_BYTES];
-    table_name(&w->c->arch, i, name, sizeof name);
+    table_name(w->a, i, name, sizeof name);
     put(w, "  - name: ");
     put_quoted(w, name);
     put(w, "\n");
@@ -538,7 +562,7 @@ static void put_table_name(writer *w, int i)
  * Accelergy's). */
 static void put_ert(writer *w)
 {
-    const arch_spec *a = &w->c->arch;
+    const arch_spec *a = w->a;
     put(w, "ERT:\n  version: '0.4'\n  tables:\n");
     for (int i = 0; i < a->n_levels; i++) {
         const arch_energy *e = &a->level[i].energy;
@@ -567,7 +591,7 @@ static void put_ert(writer *w)
 /* The ART: area of one instance of every component. */
 static void put_art(writer *w)
 {
-    const arch_spec *a = &w->c->arch;
+    const arch_spec *a = w->a;
     put(w, "ART:\n  version: '0.4'\n  tables:\n");
     for (int i = 0; i <= a->n_levels; i++) {
         put_table_name(w, i);
@@ -575,23 +599,192 @@ static void put_art(writer *w)
     }
 }
 
-as_code map_timeloop_save_tables(const map_timeloop_case *c, const char *ert_path,
-                                 const char *art_path, as_status *st)
+/* Write a's ERT and ART (either path may be NULL): the one writer of
+ * tables, for a case and for a design alone. */
+static as_code write_tables(const arch_spec *a, const char *ert_path, const char *art_path,
+                            as_status *st)
 {
     const char *paths[2] = {ert_path, art_path};
     void (*const writers[2])(writer *) = {put_ert, put_art};
     as_code rc = AS_OK;
     for (int i = 0; rc == AS_OK && i < 2; i++) {
-        writer w = {.c = c};
+        writer w = {.a = a};
         if (!paths[i])
             continue;
-        rc = check_expressible(c, paths[i], st);
-        if (rc == AS_OK)
-            rc = open_output(paths[i], &w.f, st);
+        rc = open_output(paths[i], &w.f, st);
         if (rc != AS_OK)
             break;
         writers[i](&w);
         rc = close_output(w.f, paths[i], st);
     }
     return rc;
+}
+
+as_code map_timeloop_save_tables(const map_timeloop_case *c, const char *ert_path,
+                                 const char *art_path, as_status *st)
+{
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? art_path : ert_path;
+        if (path && check_expressible(c, path, st) != AS_OK)
+            return st->code;
+    }
+    return write_tables(&c->arch, ert_path, art_path, st);
+}
+
+/* ------------------------------------------------------ a design alone */
+
+/* Timeloop's data space names, by wl_dataspace_id. */
+static const char *const ds_names[WL_NDATASPACES] = {"Weights", "Inputs", "Outputs"};
+
+/* Whether level l's constraints say anything besides keep / bypass
+ * (factors, orders, splits, utilisation), which the design writer does
+ * not write. */
+static bool has_loop_constraints(const arch_constraints *k)
+{
+    arch_constraints keep_only = {0};
+    memcpy(keep_only.keep, k->keep, sizeof keep_only.keep);
+    return memcmp(&keep_only, k, sizeof keep_only) != 0;
+}
+
+/* Refuse what a design file cannot say (see the top of the file): besides
+ * check_arch_expressible, floating-point MACs (Timeloop's intmac), a
+ * network without multicast, capacities split among several data spaces,
+ * loop constraints, and capacities that are not whole blocks. */
+static as_code check_design_expressible(const arch_spec *a, const char *path, as_status *st)
+{
+    as_code rc = check_arch_expressible(a, path, st);
+    if (rc != AS_OK)
+        return rc;
+    if (a->compute.mac_number != ARCH_NUMBER_INT)
+        return as_fail(st, AS_EINVAL,
+                       "%s: compute '%s' has floating-point MACs; Timeloop's intmac is integer",
+                       path, a->compute.name);
+    for (int i = 0; i < a->n_levels; i++) {
+        const arch_level *l = &a->level[i];
+        int split_parts = 0;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            split_parts += l->size_words_by_ds[ds] > 0;
+        const char *why = split_parts > 1 ? "its capacity is split among data spaces"
+                          : has_loop_constraints(&l->constraints)
+                              ? "it has loop constraints (factors, orders or splits)"
+                          : !l->multicast && arch_fanout(a, i) > 1
+                              ? "its network does not multicast (Timeloop's does)"
+                          : l->block_size < 1 || l->size_words % l->block_size != 0
+                              ? "its capacity is not a whole number of blocks"
+                          : l->size_words == 0 && l->cls != ARCH_CLASS_DRAM
+                              ? "it is unbounded and not DRAM"
+                              : NULL;
+        if (why)
+            return as_fail(st, AS_EINVAL, "%s: level '%s': %s, which Timeloop cannot describe",
+                           path, l->name, why);
+    }
+    return AS_OK;
+}
+
+/* The keep constraints of the levels (and, for a level whose capacity is
+ * all one data space's, the bypass of the others) as Timeloop's
+ * architecture_constraints datatype directives. */
+static void put_design_constraints(writer *w)
+{
+    const arch_spec *a = w->a;
+    bool any = false;
+    for (int i = 0; i < a->n_levels; i++) {
+        const arch_level *l = &a->level[i];
+        bool split = false, keep[WL_NDATASPACES], bypass[WL_NDATASPACES], listed = false;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++)
+            split |= l->size_words_by_ds[ds] > 0;
+        for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+            keep[ds] = l->constraints.keep[ds] == ARCH_KEEP_ALWAYS;
+            bypass[ds] =
+                l->cls != ARCH_CLASS_DUMMY && (l->constraints.keep[ds] == ARCH_KEEP_NEVER ||
+                                               (split && l->size_words_by_ds[ds] == 0));
+            listed |= keep[ds] || bypass[ds];
+        }
+        if (!listed)
+            continue;
+        if (!any)
+            put(w, "architecture_constraints:\n  targets:\n");
+        any = true;
+        put(w, "  - target: ");
+        put_quoted(w, l->name);
+        put(w, "\n    type: datatype\n");
+        for (int k = 0; k < 2; k++) {
+            const bool *list = k ? bypass : keep;
+            put(w, "    %s: [", k ? "bypass" : "keep");
+            for (int ds = 0, sep = 0; ds < WL_NDATASPACES; ds++)
+                if (list[ds])
+                    put(w, "%s%s", sep++ ? ", " : "", ds_names[ds]);
+            put(w, "]\n");
+        }
+    }
+}
+
+/* What Timeloop's format has no place for (timeloop_io.c reads it back):
+ * the DRAM interface, the native batch, the wire energy per hop and the
+ * levels whose capacity is one data space's (`split`: Timeloop sees the
+ * others bypass them, put_design_constraints) and the levels without
+ * multicast (`unicast`: all have fanout 1, where it makes no difference). */
+static void put_design_extras(writer *w)
+{
+    const arch_spec *a = w->a;
+    put(w, "accelsearch_arch:\n");
+    put_real(w, "  ", "dram_bandwidth_GBps", a->dram.bandwidth_GBps);
+    put_real(w, "  ", "dram_pJ_per_bit", a->dram.energy_pJ_per_bit);
+    put_real(w, "  ", "dram_interface_pJ_per_bit", a->dram.interface_pJ_per_bit);
+    put(w, "  dram_channels: %d\n  native_batch: %d\n  hop_pJ:\n",
+        a->dram.channels > 0 ? a->dram.channels : 1, a->native_batch > 0 ? a->native_batch : 1);
+    for (int i = 0; i < a->n_levels; i++) {
+        char buf[AS_DOUBLE_TEXT_BYTES];
+        put(w, "    ");
+        put_quoted(w, a->level[i].name);
+        put(w, ": %s\n", as_format_double(a->level[i].hop_pJ, buf));
+    }
+    put(w, "  split: {");
+    for (int i = 0, sep = 0; i < a->n_levels; i++) {
+        for (int ds = 0; ds < WL_NDATASPACES; ds++) {
+            if (a->level[i].size_words_by_ds[ds] > 0) {
+                put(w, "%s", sep++ ? ", " : "");
+                put_quoted(w, a->level[i].name);
+                put(w, ": %s", ds_names[ds]);
+            }
+        }
+    }
+    put(w, "}\n  unicast: [");
+    for (int i = 0, sep = 0; i < a->n_levels; i++) {
+        if (!a->level[i].multicast) {
+            put(w, "%s", sep++ ? ", " : "");
+            put_quoted(w, a->level[i].name);
+        }
+    }
+    put(w, "]\n");
+}
+
+/* The design alone: its tree (a split that gives room to one data space
+ * only written as that data space's capacity), its constraints and what
+ * Timeloop cannot say (put_design_extras). */
+as_code map_timeloop_save_arch(const arch_spec *a, const char *path, as_status *st)
+{
+    as_code rc = check_design_expressible(a, path, st);
+    writer w = {.a = a};
+    if (rc == AS_OK)
+        rc = open_output(path, &w.f, st);
+    if (rc != AS_OK)
+        return rc;
+    put(&w, "# Timeloop v0.4 architecture written by accelsearch (arch convert); energies\n"
+            "# and areas in the ERT / ART beside it, what Timeloop ignores in accelsearch_arch\n");
+    put_architecture(&w);
+    put_design_constraints(&w);
+    put_design_extras(&w);
+    return close_output(w.f, path, st);
+}
+
+as_code map_timeloop_save_arch_tables(const arch_spec *a, const char *ert_path,
+                                      const char *art_path, as_status *st)
+{
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? art_path : ert_path;
+        if (path && check_design_expressible(a, path, st) != AS_OK)
+            return st->code;
+    }
+    return write_tables(a, ert_path, art_path, st);
 }
