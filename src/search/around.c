@@ -22,7 +22,8 @@
  * one DRAM word, of 1 MB/s.  A level whose capacity or a compute unit
  * whose shape changes gets its energies and area from the tables again
  * (arch_apply_tables): the centre's own figures (a Timeloop ERT, say) hold
- * for its own sizes only.  Bandwidths per instance are kept.
+ * for its own sizes only.  Bandwidths per instance and the wires' energy
+ * per hop are kept.
  */
 #include "space_private.h"
 
@@ -212,13 +213,19 @@ static void set_value(arch_spec *a, int k, int64_t v)
 static void build_around(const se_space *s, const int64_t *value, arch_spec *a)
 {
     *a = s->centre;
+    bool changed = false;
     for (int i = 0; i < s->n_params; i++) {
         int k = se_template_param_find(&se_around_template, s->param[i].name);
         int64_t step;
-        if (k >= 0 && value[k] != design_value(&s->centre, k, &step))
+        if (k >= 0 && value[k] != design_value(&s->centre, k, &step)) {
             set_value(a, k, value[k]);
+            changed = true;
+        }
     }
-    arch_apply_tables(a);
+    /* Only what changed is filled again: the centre stays the very design
+     * (a field it leaves at zero on purpose stays zero). */
+    if (changed)
+        arch_apply_tables(a);
 }
 
 /* No budget of its own: se_space_around sets them from se_around. */
@@ -332,7 +339,8 @@ as_code se_space_around(const arch_spec *centre, const se_around *how, se_space 
     out->centre = *centre;
     out->around = *how;
     usable_name("around-", centre->name, out->name, sizeof out->name);
-    usable_name("", centre->name, out->baseline_name, sizeof out->baseline_name);
+    usable_name("", centre->name[0] ? centre->name : "centre", out->baseline_name,
+                sizeof out->baseline_name);
     snprintf(out->source, sizeof out->source, "%s", how->source);
     out->technology_nm = centre->technology_nm;
     out->clock_hz = 1.0 / centre->cycle_seconds;
