@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "core/core.h"
+#include "search/search.h"
 #include "store/store.h"
 
 #include "cli_run.h"
@@ -262,7 +263,7 @@ static void assert_same_rows(const char *a_path, const char *b_path)
 
 #define KILL_ARGS                                                                                  \
     "search", "--around", "eyeriss", "--vary", "pe_x,glb_bytes", "--range", "8", "--max-area",     \
-        "9.5", "--model", "resnet18", "--hw-budget", "16", "--batch", "4", "--plan-budget", "256", \
+        "9.5", "--model", "resnet18", "--hw-budget", "32", "--batch", "4", "--plan-budget", "256", \
         "--sh-rounds", "2", "--map-budget", "64", "--seed", "3", "--threads", "2"
 
 /* A run killed with SIGKILL, resumed by `runs resume ID` alone (the
@@ -310,6 +311,62 @@ static void test_around_killed_then_resumed(void **state)
     free(resumed.out);
 }
 
+/* The space in memory: ranges through the design's values, the centre
+ * decoded to the design itself, a point that changes only what it names,
+ * and no space file for it. */
+static void test_space_around_in_memory(void **state)
+{
+    (void)state;
+    arch_spec eyeriss;
+    as_status st;
+    as_status_clear(&st);
+    assert_int_equal(arch_load("eyeriss", &eyeriss, &st), AS_OK);
+    se_around how = {.source = "eyeriss", .vary = "glb_bytes,pe_x", .range = 4};
+    se_space s;
+    assert_int_equal(se_space_around(&eyeriss, &how, &s, &st), AS_OK);
+    assert_int_equal(s.n_params, 2);
+    assert_string_equal(s.param[0].name, "pe_x"); /* the template's order */
+    assert_int_equal(s.param[0].min, 4);
+    assert_int_equal(s.param[0].max, 56);
+    assert_int_equal(se_param_value(&s.param[0], s.baseline[0]), 14);
+    assert_int_equal(se_param_value(&s.param[1], s.baseline[1]), 108 * 1024);
+    assert_int_equal(s.param[1].min, 27 * 1024);
+    assert_int_equal(s.param[1].max, 432 * 1024);
+    assert_int_equal(s.precision, WL_PREC_FP16);
+
+    se_point p;
+    memcpy(p.index, s.baseline, sizeof p.index);
+    arch_spec a;
+    bool feasible;
+    char reason[256];
+    se_space_decode(&s, &p, &a, &feasible, reason, sizeof reason);
+    assert_true(feasible);
+    assert_memory_equal(&a, &eyeriss, sizeof a); /* the design itself */
+
+    p.index[0] = se_param_index(&s.param[0], 20);
+    se_space_decode(&s, &p, &a, &feasible, reason, sizeof reason);
+    assert_true(feasible);
+    assert_int_equal(a.compute.mesh_x, 20);
+    assert_int_equal(a.compute.instances, 20 * eyeriss.compute.mesh_y);
+    for (int i = 0; i < a.n_levels; i++) {
+        bool per_pe = eyeriss.level[i].instances == eyeriss.compute.instances;
+        assert_int_equal(a.level[i].instances, per_pe ? a.compute.instances : 1);
+        assert_int_equal(a.level[i].size_words, eyeriss.level[i].size_words);
+    }
+
+    /* Budgets are the space's constraints. */
+    how.max_area_mm2 = 1.0;
+    assert_int_equal(se_space_around(&eyeriss, &how, &s, &st), AS_OK);
+    se_space_decode(&s, &p, &a, &feasible, reason, sizeof reason);
+    assert_false(feasible);
+    assert_non_null(strstr(reason, "area"));
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/around-space.yaml", AS_TEST_TMP_DIR);
+    assert_int_not_equal(se_space_save(&s, path, &st), AS_OK);
+    assert_non_null(strstr(st.message, "around a design"));
+}
+
 /* Wrong uses are usage errors (exit 2) naming the option. */
 static void test_usage_errors(void **state)
 {
@@ -343,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_around_varies_only_the_named_fields),
         cmocka_unit_test(test_around_threads_agree),
         cmocka_unit_test(test_around_killed_then_resumed),
+        cmocka_unit_test(test_space_around_in_memory),
         cmocka_unit_test(test_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
