@@ -22,8 +22,9 @@
  * one DRAM word, of 1 MB/s.  A level whose capacity or a compute unit
  * whose shape changes gets its energies and area from the tables again
  * (arch_apply_tables): the centre's own figures (a Timeloop ERT, say) hold
- * for its own sizes only.  Bandwidths per instance and the wires' energy
- * per hop are kept.
+ * for its own sizes only.  Bandwidths per instance, words per access (a
+ * systolic array's buffers keep their width when sa_x grows) and the
+ * wires' energy per hop are kept.
  */
 #include "space_private.h"
 
