@@ -736,7 +736,21 @@ as_code cli_run_space(store *s, const store_run *run, const char *space_path, se
     const char *line = strstr(config, "\nspace ");
     _Static_assert(SE_NAME_BYTES == 40, "the %40s below reads a space name");
     bool named = line && sscanf(line, "\nspace %40s %llx", name, &digest) == 2;
+    /* A space around a design: rebuilt from the design its configuration
+     * names (the digest below checks it is the same design still). */
+    se_run_config *cfg = named && strstr(config, "\naround ") ? malloc(sizeof *cfg) : NULL;
+    bool around = cfg && se_run_config_parse(config, cfg, st) == AS_OK && cfg->around_set;
     free(config);
+    if (around && !space_path)
+        code = se_space_around_load(&cfg->around, out, st);
+    free(cfg);
+    if (around && !space_path) {
+        if (code == AS_OK && se_space_digest(out) != digest)
+            code = as_fail(st, AS_EINVAL,
+                           "run %lld: the design %s has changed since the run searched around it",
+                           (long long)run->id, out->around.source);
+        return code;
+    }
     if (!named)
         return as_fail(st, AS_EINVAL, "run %lld: its configuration names no space",
                        (long long)run->id);

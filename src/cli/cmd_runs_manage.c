@@ -160,8 +160,26 @@ static void search_argv(const se_run_config *cfg, const store_run *run, const ma
     for (int k = 0; k < cfg->n_objectives; k++)
         snprintf(objectives + strlen(objectives), sizeof objectives - strlen(objectives), "%s%s",
                  k ? "," : "", se_objective_name(cfg->objectives[k]));
+    if (cfg->around_set) { /* a space around a design: rebuilt from it */
+        push(b, "--around");
+        push(b, cfg->around.source);
+        push(b, "--vary");
+        push(b, cfg->around.vary);
+        push_int(b, "--range", cfg->around.range);
+        char number[64];
+        const char *flag[2] = {"--max-area", "--max-power"};
+        double value[2] = {cfg->around.max_area_mm2, cfg->around.max_power_W};
+        for (int k = 0; k < 2; k++)
+            if (value[k] > 0) {
+                snprintf(number, sizeof number, "%.17g", value[k]);
+                push(b, flag[k]);
+                push(b, number);
+            }
+    } else {
+        push(b, "--space");
+        push(b, space);
+    }
     const char *pairs[][2] = {
-        {"--space", space},
         {"--algo", se_algo_name(cfg->algo)},
         {"--fusion", se_fusion_name(cfg->fusion)},
         {"--aggregate", cfg->aggregate == SE_AGG_SUM ? "sum" : "geomean"},
@@ -220,7 +238,7 @@ static int resume_search(cli_command *cmd, const store_run *run, const char *con
     as_status_clear(&st);
     if (se_run_config_parse(config, &cfg, &st) != AS_OK)
         return cli_fail(cmd, &st);
-    if (!o->space && !builtin_space(cfg.space))
+    if (!o->space && !cfg.around_set && !builtin_space(cfg.space))
         return cli_usage_error(cmd,
                                "run %lld searched the space '%s' of a file: give it with "
                                "--space FILE",

@@ -42,6 +42,12 @@ typedef struct search_cli {
     int n_baseline_args;
     se_baseline baselines[SE_MAX_BASELINES];
     cli_model_args load;
+    const char *arch;   /* --arch: evaluate this design alone */
+    const char *around; /* --around: the centre of the space */
+    const char *vary;   /* --vary: its varied parameters */
+    int64_t range;      /* --range */
+    double max_area_mm2, max_power_W;
+    bool space_set, range_set, max_area_set, max_power_set;
 } search_cli;
 
 static const char *const algo_names[] = {"casco", "mobo",   "bo",    "lcs",
@@ -56,7 +62,7 @@ static const char *const aggregate_names[] = {"geomean", "sum", NULL};
 static const char *const old_hw_budget[] = {"budget", NULL};
 static const char *const old_plan_budget[] = {"sw-budget", NULL};
 
-enum { SEARCH_MAX_OPTIONS = 32 };
+enum { SEARCH_MAX_OPTIONS = 40 };
 
 /* The command `search`, its options writing into c. */
 static cli_command search_command(cli_option *options, search_cli *c)
@@ -77,8 +83,27 @@ static cli_command search_command(cli_option *options, search_cli *c)
                                  .count = &c->n_models,
                                  .tags = c->model_tags,
                                  .tag = k};
-    options[n++] =
+    options[n] =
         cli_string("space", "S", &c->space, "edge (default), datacenter, or a space file (YAML)");
+    options[n++].given = &c->space_set;
+    options[n++] = cli_string("arch", "PRESET|FILE", &c->arch,
+                              "evaluate this one design with the search's software stack\n"
+                              "(fusion, budgets, weights, models) instead of searching");
+    options[n++] = cli_string("around", "PRESET|FILE", &c->around,
+                              "search the space centred on this design (with --vary)");
+    options[n++] = cli_string("vary", "LIST", &c->vary,
+                              "the parameters --around varies: some of pe_x, pe_y, sa_x,\n"
+                              "sa_y, rf_bytes, glb_bytes, offchip_bytes, dram_mb_per_s");
+    options[n] = cli_int("range", "F", &c->range, 2, SE_AROUND_MAX_RANGE,
+                         "--around varies each parameter from its value / F to x F\n"
+                         "(default 4)");
+    options[n++].given = &c->range_set;
+    options[n] = cli_double("max-area", "MM2", &c->max_area_mm2, 0, 1e9,
+                            "--around: area budget of a design (default none)");
+    options[n++].given = &c->max_area_set;
+    options[n] = cli_double("max-power", "W", &c->max_power_W, 0, 1e9,
+                            "--around: TDP budget of a design (default none)");
+    options[n++].given = &c->max_power_set;
     options[n++] = cli_enum("algo", &c->algo, algo_names,
                             "the search engine (default casco; hasco: mobo without fusion)");
     options[n] = cli_enum("fusion", &c->fusion, fusion_names,
@@ -196,6 +221,36 @@ static void search_defaults(search_cli *c)
     c->map_budget = c->run.map_budget;
     c->threads = cli_default_threads();
     c->seed = (int64_t)c->run.seed;
+    c->range = SE_AROUND_DEFAULT_RANGE;
+}
+
+/* The options of --arch and --around that exclude or need each other;
+ * CLI_PARSED or the usage error naming them. */
+static int check_design_options(const cli_command *cmd, const search_cli *c)
+{
+    bool around_only = c->vary || c->range_set || c->max_area_set || c->max_power_set;
+    const char *around_flag = c->vary           ? "--vary"
+                              : c->range_set    ? "--range"
+                              : c->max_area_set ? "--max-area"
+                                                : "--max-power";
+    if (c->arch && c->around)
+        return cli_usage_error(cmd, "--arch and --around conflict: give one of them");
+    if ((c->arch || c->around) && c->space_set)
+        return cli_usage_error(cmd, "--space and %s conflict: give one of them",
+                               c->arch ? "--arch" : "--around");
+    if (!c->around && around_only)
+        return cli_usage_error(cmd, "%s needs --around DESIGN (the space's centre)", around_flag);
+    if (c->around && !c->vary)
+        return cli_usage_error(cmd, "--around needs --vary LIST (the parameters to vary)");
+    if (c->arch && (c->run.resume || c->emit_arch_dir || c->report_path))
+        return cli_usage_error(cmd,
+                               "--arch evaluates one design and stores no run: %s has nothing to "
+                               "%s (fuse --arch %s --report draws one design)",
+                               c->run.resume      ? "--resume"
+                               : c->emit_arch_dir ? "--emit-arch"
+                                                  : "--report",
+                               c->run.resume ? "resume" : "write", c->arch);
+    return CLI_PARSED;
 }
 
 /* Load every --baseline (arch_load: a preset name or a file) into
@@ -222,6 +277,8 @@ static int parse_search_options(cli_command *cmd, int argc, char **argv, search_
     if (rc != CLI_PARSED)
         return rc;
     if (c->objectives && (rc = parse_objectives(cmd, c->objectives, &c->run)) != CLI_PARSED)
+        return rc;
+    if ((rc = check_design_options(cmd, c)) != CLI_PARSED)
         return rc;
     if (c->no_db && c->run.resume)
         return cli_usage_error(cmd, "--resume needs the store; drop '--no-db'");
@@ -643,6 +700,102 @@ static as_code write_search_report(const se_space *s, const search_cli *c, const
     return code;
 }
 
+/* The space around --around's design into *space: a design that does not
+ * load fails as any input does; a --vary the design does not take is a
+ * usage error naming --vary.  CLI_PARSED or an exit status. */
+static int load_around(const cli_command *cmd, const search_cli *c, se_space *space)
+{
+    se_around how = {
+        .range = (int)c->range, .max_area_mm2 = c->max_area_mm2, .max_power_W = c->max_power_W};
+    snprintf(how.source, sizeof how.source, "%s", c->around);
+    snprintf(how.vary, sizeof how.vary, "%s", c->vary);
+    as_status st;
+    as_status_clear(&st);
+    arch_spec centre;
+    if (arch_load(c->around, &centre, &st) != AS_OK)
+        return cli_fail(cmd, &st);
+    if (se_space_around(&centre, &how, space, &st) != AS_OK)
+        return cli_usage_error(cmd, "--vary %s: %s", c->vary, st.message);
+    return CLI_PARSED;
+}
+
+/* One design's report (search --arch): its metrics, the --baseline
+ * ratios, and per workload the plan's groups. */
+static void print_design_text(const search_cli *c, const se_result *r)
+{
+    printf("design %s, fusion %s, seed %lld, weights %s, in %s\n", c->arch,
+           se_fusion_name(se_run_fusion(NULL, &c->run)), (long long)c->run.seed,
+           map_weights_name(c->run.weights), CLI_ENG(r->seconds, "s"));
+    const se_outcome *o = &r->candidates[0].outcome;
+    if (!o->feasible) {
+        printf("  infeasible: %s\n", o->reason);
+        return;
+    }
+    const se_metrics *m = &o->metrics;
+    printf("  area %s, TDP %s, latency %s, energy %s, EDP %s, perf/TDP %s\n",
+           CLI_NUM(m->area_mm2, "mm2"), CLI_ENG(m->power_W, "W"), CLI_ENG(m->latency_s, "s"),
+           CLI_ENG(m->energy_pJ * 1e-12, "J"), CLI_ENG(m->edp_Js, "J*s"),
+           CLI_ENG(m->perf_per_tdp, "/s/W"));
+    for (int i = 0; i < r->n_baselines; i++)
+        print_baseline(c->run.baselines[i].name, m, &r->baseline_outcomes[i]);
+    for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
+        print_workload(&r->chosen_results[k]);
+}
+
+/* The same as JSON: the search's members for a chosen design ("chosen"
+ * with its metrics, "chosen_workloads", "baselines"), "design" naming it. */
+static void print_design_json(const search_cli *c, const se_result *r)
+{
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_string_field(&j, "design", c->arch);
+    cli_json_string_field(&j, "fusion", se_fusion_name(se_run_fusion(NULL, &c->run)));
+    cli_json_int_field(&j, "seed", (int64_t)c->run.seed);
+    cli_json_string_field(&j, "weights", map_weights_name(c->run.weights));
+    cli_json_double_field(&j, "seconds", r->seconds);
+    cli_json_key(&j, "chosen");
+    cli_json_begin_object(&j);
+    json_outcome(&j, &r->candidates[0].outcome);
+    cli_json_int_field(&j, "rounds", r->candidates[0].rounds);
+    cli_json_int_field(&j, "sw_budget", r->candidates[0].sw_budget);
+    cli_json_end_object(&j);
+    cli_json_key(&j, "chosen_workloads");
+    cli_json_begin_array(&j);
+    for (int k = 0; r->chosen_results && k < r->n_workloads; k++)
+        json_workload(&j, &r->chosen_results[k]);
+    cli_json_end_array(&j);
+    json_baselines(&j, c, r);
+    cli_json_end_object(&j);
+    fputc('\n', stdout);
+}
+
+/* search --arch: the design evaluated as a --baseline is (se_run_design),
+ * reported as a search's chosen design. */
+static int search_design(const cli_command *cmd, search_cli *c)
+{
+    as_status st;
+    as_status_clear(&st);
+    arch_spec design;
+    if (arch_load(c->arch, &design, &st) != AS_OK || load_baselines(c, &st) != AS_OK)
+        return cli_fail(cmd, &st);
+    se_result result;
+    as_code code = se_run_design(&design, c->workload, c->n_models, &c->run, &result, &st);
+    if (code != AS_OK) {
+        se_result_free(&result);
+        return cli_fail(cmd, &st);
+    }
+    for (int k = 0; result.chosen_results && k < result.n_workloads; k++)
+        if (result.chosen_results[k].graph)
+            cli_print_warnings(result.chosen_results[k].graph);
+    if (c->json)
+        print_design_json(c, &result);
+    else
+        print_design_text(c, &result);
+    se_result_free(&result);
+    return CLI_EXIT_OK;
+}
+
 int cli_search(int argc, char **argv)
 {
     search_cli c = {0};
@@ -654,8 +807,12 @@ int cli_search(int argc, char **argv)
         return rc;
     as_status st;
     as_status_clear(&st);
+    if (c.arch)
+        return search_design(&cmd, &c);
     se_space space;
-    if (se_space_load(c.space, &space, &st) != AS_OK)
+    if (c.around && (rc = load_around(&cmd, &c, &space)) != CLI_PARSED)
+        return rc;
+    if (!c.around && se_space_load(c.space, &space, &st) != AS_OK)
         return cli_fail(&cmd, &st);
     if (!c.scalar_set && space.template_kind == SE_TEMPLATE_DATAPATH)
         c.run.scalar = SE_OBJ_TDP_SECONDS;

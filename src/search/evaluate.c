@@ -193,7 +193,7 @@ static as_code start_search(se_candidate_eval *c, int k, const se_sw_options *o,
      * the clock. */
     so.time_limit_seconds = 0;
     so.max_nodes = SEARCH_ILP_MAX_NODES;
-    so.seed = candidate_seed(o, &c->point);
+    so.seed = candidate_seed(o, &c->seed_point);
     so.threads = 1;
     return fu_search_init(&c->search[k], c->evaluator[k], &so, st);
 }
@@ -255,6 +255,12 @@ as_code se_candidate_init(se_candidate_eval *c, const se_space *s, const se_poin
 {
     memset(c, 0, sizeof *c);
     c->point = *p;
+    c->seed_point = *p;
+    /* Around a design, the software seed follows the offset from the
+     * centre: the centre itself gets a fixed design's (point zero), so that
+     * the space's baseline is the design's own numbers (search --arch). */
+    for (int i = 0; s->template_kind == SE_TEMPLATE_AROUND && i < s->n_params; i++)
+        c->seed_point.index[i] -= s->baseline[i];
     se_space_decode(s, p, &c->arch, &c->outcome.feasible, c->outcome.reason,
                     sizeof c->outcome.reason);
     return candidate_start(c, m, workloads, n_workloads, o, st);

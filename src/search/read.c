@@ -71,6 +71,16 @@ static bool config_line(const char *key, const char *value, se_run_config *c)
         }
         return c->n_objectives > 0;
     }
+    if (!strcmp(key, "around")) { /* range, budgets, varied list, then the design as given */
+        se_around *a = &c->around;
+        int used = 0;
+        c->around_set = sscanf(value, "%d %lf %lf %255s %n", &a->range, &a->max_area_mm2,
+                               &a->max_power_W, a->vary, &used) == 4 &&
+                        used > 0 && value[used];
+        if (c->around_set)
+            snprintf(a->source, sizeof a->source, "%s", value + used);
+        return c->around_set;
+    }
     if (!strcmp(key, "model") || !strcmp(key, "validate")) {
         if (c->n_workloads == SE_CONFIG_MAX_WORKLOADS)
             return false;
@@ -135,6 +145,15 @@ json_t *se_run_config_json(const se_run_config *c)
          as_json_put(o, "models", json_incref(models));
     json_decref(objectives);
     json_decref(models);
+    json_t *around = c->around_set ? json_object() : NULL;
+    if (ok && c->around_set)
+        ok = around && as_json_put(around, "design", as_json_string(c->around.source)) &&
+             as_json_put(around, "vary", as_json_string(c->around.vary)) &&
+             as_json_put(around, "range", json_integer(c->around.range)) &&
+             as_json_put(around, "max_area_mm2", json_real(c->around.max_area_mm2)) &&
+             as_json_put(around, "max_power_W", json_real(c->around.max_power_W)) &&
+             as_json_put(o, "around", json_incref(around));
+    json_decref(around);
     if (!ok) {
         json_decref(o);
         return NULL;

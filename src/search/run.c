@@ -154,7 +154,7 @@ fu_algorithm se_run_fusion(const se_space *s, const se_run_options *o)
         return o->fusion;
     if (o->algo == SE_ALGO_HASCO)
         return FU_ALGO_NONE;
-    return s->template_kind == SE_TEMPLATE_DATAPATH ? FU_ALGO_ILP : FU_ALGO_GA;
+    return s && s->template_kind == SE_TEMPLATE_DATAPATH ? FU_ALGO_ILP : FU_ALGO_GA;
 }
 
 void se_run_config_text(const se_space *s, const se_workload *workloads, int n_workloads,
@@ -179,6 +179,12 @@ void se_run_config_text(const se_space *s, const se_workload *workloads, int n_w
     for (int i = 0; i < n_workloads && n >= 0 && (size_t)n < size; i++)
         n += snprintf(buf + n, size - (size_t)n, "\n%s %s",
                       workloads[i].validation ? "validate" : "model", workloads[i].model);
+    /* A space around a design: what rebuilds it (the design as given last,
+     * since a path may hold spaces); the digest above checks its content. */
+    const se_around *a = &s->around;
+    if (s->template_kind == SE_TEMPLATE_AROUND && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, "\naround %d %.17g %.17g %s %s", a->range,
+                 a->max_area_mm2, a->max_power_W, a->vary, a->source);
 }
 
 /* ------------------------------------------------------------ the store */
@@ -242,7 +248,8 @@ typedef struct kept_result {
 } kept_result;
 
 typedef struct run {
-    const se_space *space;
+    const se_space *space;   /* NULL when evaluating one fixed design (se_run_design) */
+    const arch_spec *design; /*   that design, else NULL */
     const se_run_options *o;
     se_models *models;
     int n_train;
@@ -769,7 +776,9 @@ static as_code evaluate_chosen(run *r, const se_workload *workloads, int n_workl
             continue;
         }
         se_candidate_eval e;
-        code = se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
+        code = r->design
+                   ? se_candidate_init_arch(&e, r->design, r->models, &k, 1, &r->sw, st)
+                   : se_candidate_init(&e, r->space, &chosen->point, r->models, &k, 1, &r->sw, st);
         if (code == AS_OK)
             code = se_candidate_advance(&e, r->rounds - 1, r->o->aggregate, &r->sw, st);
         if (code == AS_OK) {
@@ -923,6 +932,56 @@ static as_code search_loop(run *r, as_status *st)
     return code;
 }
 
+/* What se_run and se_run_design share before their hardware: r's
+ * software settings from o (fusion search, halving rounds, budgets,
+ * weights), the training workloads, the models at precision (every one
+ * loaded now, so that a bad path fails before anything is stored) and
+ * the mapper's shared cache. */
+static as_code run_setup(run *r, const se_workload *workloads, int n_workloads,
+                         wl_precision precision, as_status *st)
+{
+    const se_run_options *o = r->o;
+    r->sw.fusion = se_run_fusion(r->space, o);
+    /* Halving raises the fusion budget, and only the GA is anytime: with
+     * none, DP or ILP every round would repeat the first (the mapping
+     * budget is fixed), so CASCO gives one round, like the other engines. */
+    r->rounds = r->sw.fusion == FU_ALGO_GA ? o->sh_rounds : 1;
+    r->start_seconds = omp_get_wtime();
+    for (int i = 0; i < n_workloads; i++)
+        if (!workloads[i].validation)
+            r->train[r->n_train++] = i;
+    r->sw.seed = o->seed;
+    r->sw.chunk = o->sw_budget / ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
+    r->final_budget = r->sw.chunk * ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
+    r->sw.map_budget = o->map_budget;
+    r->sw.rounds = r->rounds;
+    r->sw.plans = r->final_budget;
+    r->sw.weights = o->weights;
+    as_code code =
+        se_models_new(&r->models, workloads, n_workloads, precision, !o->no_epilogue_fusion, st);
+    for (int i = 0; i < n_workloads && code == AS_OK; i++) {
+        const wl_graph *g;
+        int64_t footprint;
+        code = se_models_get(r->models, i, 1, &g, &footprint, st);
+    }
+    if (code == AS_OK)
+        code = map_cache_new(&r->sw.shared, st);
+    return code;
+}
+
+/* What se_run and se_run_design leave behind: the run's buffers freed,
+ * the models handed to the result. */
+static void run_teardown(run *r)
+{
+    free(r->stored.v);
+    for (int64_t i = 0; i < r->cap_kept; i++)
+        kept_free(r->kept[i]);
+    free(r->kept);
+    map_cache_free(r->sw.shared);
+    r->out->models = r->models;
+    r->out->seconds = omp_get_wtime() - r->start_seconds;
+}
+
 as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
                const se_run_options *o, se_result *out, as_status *st)
 {
@@ -932,32 +991,7 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
     if (code != AS_OK)
         return code;
     run r = {.space = s, .o = o, .out = out};
-    r.sw.fusion = se_run_fusion(s, o);
-    /* Halving raises the fusion budget, and only the GA is anytime: with
-     * none, DP or ILP every round would repeat the first (the mapping
-     * budget is fixed), so CASCO gives one round, like the other engines. */
-    r.rounds = r.sw.fusion == FU_ALGO_GA ? o->sh_rounds : 1;
-    r.start_seconds = omp_get_wtime();
-    for (int i = 0; i < n_workloads; i++)
-        if (!workloads[i].validation)
-            r.train[r.n_train++] = i;
-    r.sw.seed = o->seed;
-    r.sw.chunk = o->sw_budget / ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
-    r.final_budget = r.sw.chunk * ((int64_t)STEPS_PER_ROUND0 << (o->sh_rounds - 1));
-    r.sw.map_budget = o->map_budget;
-    r.sw.rounds = r.rounds;
-    r.sw.plans = r.final_budget;
-    r.sw.weights = o->weights;
-    code =
-        se_models_new(&r.models, workloads, n_workloads, s->precision, !o->no_epilogue_fusion, st);
-    /* Every model loads before anything is stored: a bad path fails now. */
-    for (int i = 0; i < n_workloads && code == AS_OK; i++) {
-        const wl_graph *g;
-        int64_t footprint;
-        code = se_models_get(r.models, i, 1, &g, &footprint, st);
-    }
-    if (code == AS_OK)
-        code = map_cache_new(&r.sw.shared, st);
+    code = run_setup(&r, workloads, n_workloads, s->precision, st);
     if (code == AS_OK)
         code = open_store(&r, workloads, n_workloads, st);
     if (code == AS_OK)
@@ -977,13 +1011,43 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
             store_run_set_state(r.db, r.run_id, STORE_INTERRUPTED, &ignored);
         store_close(r.db);
     }
-    free(r.stored.v);
-    for (int64_t i = 0; i < r.cap_kept; i++)
-        kept_free(r.kept[i]);
-    free(r.kept);
-    map_cache_free(r.sw.shared);
-    out->models = r.models;
-    out->seconds = omp_get_wtime() - r.start_seconds;
+    run_teardown(&r);
+    return code;
+}
+
+as_code se_run_design(const arch_spec *a, const se_workload *workloads, int n_workloads,
+                      const se_run_options *o, se_result *out, as_status *st)
+{
+    memset(out, 0, sizeof *out);
+    out->chosen = -1;
+    as_code code = check_options(o, workloads, n_workloads, st);
+    if (code != AS_OK)
+        return code;
+    run r = {.design = a, .o = o, .out = out};
+    code = run_setup(&r, workloads, n_workloads, se_design_precision(a), st);
+    se_candidate *c = code == AS_OK ? new_candidate(&r) : NULL;
+    if (code == AS_OK && !c)
+        code = as_fail(st, AS_ENOMEM, "out of memory for the design");
+    se_candidate_eval e;
+    bool started = false;
+    if (code == AS_OK) {
+        c->iteration = -1;
+        code = se_candidate_init_arch(&e, a, r.models, r.train, r.n_train, &r.sw, st);
+        started = true;
+    }
+    if (code == AS_OK)
+        code = se_candidate_advance(&e, r.rounds - 1, o->aggregate, &r.sw, st);
+    if (code == AS_OK)
+        code = record(&r, &e, c, r.rounds - 1, st);
+    if (started)
+        se_candidate_release(&e);
+    if (code == AS_OK)
+        code = se_result_front(out, o->n_objectives, st);
+    if (code == AS_OK && out->chosen >= 0)
+        code = evaluate_chosen(&r, workloads, n_workloads, st);
+    if (code == AS_OK)
+        code = evaluate_baselines(&r, st);
+    run_teardown(&r);
     return code;
 }
 

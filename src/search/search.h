@@ -66,7 +66,20 @@ typedef struct se_param {
  * A space lists a subset of its template's parameters; the others keep the
  * template's fixed values (fixed[] below).
  */
-typedef enum se_template { SE_TEMPLATE_EDGE, SE_TEMPLATE_DATAPATH } se_template;
+typedef enum se_template { SE_TEMPLATE_EDGE, SE_TEMPLATE_DATAPATH, SE_TEMPLATE_AROUND } se_template;
+
+/* How a space around a design is made (se_space_around, around.c;
+ * docs/space-format.md "A space around a design"): the design as given
+ * (a preset or a file arch_load reads), the parameters varied, each over
+ * centre / range .. centre x range, and the budgets (0: none). */
+typedef struct se_around {
+    char source[256];
+    char vary[256]; /* "pe_x,glb_bytes" */
+    int range;      /* 2 .. SE_AROUND_MAX_RANGE */
+    double max_area_mm2, max_power_W;
+} se_around;
+#define SE_AROUND_DEFAULT_RANGE 4
+#define SE_AROUND_MAX_RANGE 64
 
 /* Budgets a design must meet; 0 = no limit. */
 typedef struct se_constraints {
@@ -96,6 +109,10 @@ typedef struct se_space {
      * -1); the hypervolume's reference point is ten times its objectives. */
     int64_t baseline[SE_MAX_PARAMS];
     char baseline_name[SE_NAME_BYTES];
+    /* AROUND only: the centre design (every point is a copy of it with
+     * the varied fields set) and how the space was made from it. */
+    arch_spec centre;
+    se_around around;
 } se_space;
 
 /* A point: one index per parameter of its space. */
@@ -163,6 +180,27 @@ void se_emitted_arch_name(const se_space *s, int64_t k, char *buf, size_t size);
  * stored run's configuration records of its space, so that the space can
  * be checked when a run's designs are rebuilt. */
 uint64_t se_space_digest(const se_space *s);
+
+/*
+ * The space centred on design `centre` (template AROUND): each parameter
+ * named in how->vary (pe_x, pe_y, sa_x, sa_y, rf_bytes, glb_bytes,
+ * offchip_bytes, dram_mb_per_s: around.c says which field of the design
+ * each sets) takes the values of its grid from centre / range to centre x
+ * range; every other field is the centre's; the centre is the baseline.
+ * The workloads run at se_design_precision(centre).  A name that is not a
+ * parameter, or one that does not apply to the design (sa_x of MAC units,
+ * offchip_bytes of an unbounded DRAM), fails naming it.
+ */
+as_code se_space_around(const arch_spec *centre, const se_around *how, se_space *out,
+                        as_status *st);
+/* The same with the centre loaded from how->source (arch_load). */
+as_code se_space_around_load(const se_around *how, se_space *out, as_status *st);
+/* The names se_space_around varies, "pe_x, pe_y, ..." into buf. */
+void se_around_param_names(char *buf, size_t size);
+/* The precision a design's workloads run at: its MACs' operand format
+ * (bf16; fp32, fp16 by width; int8 and narrower as int8; wider integers
+ * as fp16, the 16-bit tensors the edge template gives Eyeriss's words). */
+wl_precision se_design_precision(const arch_spec *a);
 
 /* ---------------------------------------------------------------- objectives */
 
@@ -487,6 +525,19 @@ as_code se_run(const se_space *s, const se_workload *workloads, int n_workloads,
                const se_run_options *o, se_result *out, as_status *st);
 void se_result_free(se_result *r);
 
+/*
+ * Evaluate one fixed design (`search --arch`) with a run's whole software
+ * stack, exactly as a --baseline design is evaluated (se_candidate_init_arch:
+ * fusion search, plan and map budgets at full fidelity, weights rule, the
+ * models at se_design_precision(a), validation models) -- no hardware search,
+ * no store.  out holds the design as its only candidate (iteration -1,
+ * point all zero; chosen 0 when feasible), the per-workload results and
+ * the o->baselines beside it.  The fusion search is o->fusion when set,
+ * else none for HASCO and the GA otherwise (se_run_fusion without a space).
+ */
+as_code se_run_design(const arch_spec *a, const se_workload *workloads, int n_workloads,
+                      const se_run_options *o, se_result *out, as_status *st);
+
 /* The canonical configuration text of a run (what resume compares). */
 void se_run_config_text(const se_space *s, const se_workload *workloads, int n_workloads,
                         const se_run_options *o, char *buf, size_t size);
@@ -514,6 +565,9 @@ typedef struct se_run_config {
     int n_workloads;
     char model[SE_CONFIG_MAX_WORKLOADS][256];
     bool validation[SE_CONFIG_MAX_WORKLOADS];
+    /* A space around a design ("around" line; absent before issue 17). */
+    bool around_set;
+    se_around around;
 } se_run_config;
 
 /* Parse a run's configuration text; AS_EINVAL naming the line when it is

@@ -67,6 +67,8 @@ int64_t se_round_map_budget(const se_sw_options *o, int r);
  */
 typedef struct se_candidate_eval {
     se_point point;
+    se_point seed_point; /* what the software seed mixes: point, or its offset from an AROUND
+                            space's centre (all zero for a fixed design) */
     arch_spec arch;
     se_outcome outcome; /* metrics: after the last advance */
     int64_t batch;

@@ -271,8 +271,8 @@ static as_code check_settings(const se_space *s, as_status *st)
     char why[160];
     const char *name = terminated(s->name) ? s->name : "?";
     if (!se_template_get(s->template_kind))
-        return as_fail(st, AS_EINVAL, "space '%s': template %d is not edge or datapath", name,
-                       (int)s->template_kind);
+        return as_fail(st, AS_EINVAL, "space '%s': template %d is not edge, datapath or around",
+                       name, (int)s->template_kind);
     if (!se_name_ok(s->name, why, sizeof why))
         return as_fail(st, AS_EINVAL, "space '%s': name: %s", name, why);
     if (!terminated(s->baseline_name) || !se_name_ok(s->baseline_name, why, sizeof why))
@@ -767,5 +767,9 @@ uint64_t se_space_digest(const se_space *s)
 {
     uint64_t digest = as_hash_bytes(s->param, sizeof s->param, AS_HASH_SEED);
     digest = as_hash_bytes(&s->limits, sizeof s->limits, digest);
-    return as_hash_bytes(s->baseline, sizeof s->baseline, digest);
+    digest = as_hash_bytes(s->baseline, sizeof s->baseline, digest);
+    /* Around a design: the design itself, and the settings it was made with. */
+    if (s->template_kind == SE_TEMPLATE_AROUND)
+        digest = se_around_digest(&s->centre, digest);
+    return digest;
 }

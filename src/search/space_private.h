@@ -39,8 +39,15 @@ typedef struct se_template_def {
     void (*limits)(se_constraints *c);
 } se_template_def;
 
+/* The template of a space around a design (around.c): built in memory
+ * only, never named by a file. */
+extern const se_template_def se_around_template;
+/* The content of design a hashed into d field by field (not its padding):
+ * what se_space_digest records of an AROUND space's centre. */
+uint64_t se_around_digest(const arch_spec *a, uint64_t d);
+
 /* The template of kind (NULL for a value outside the enum), or by its
- * name in files (NULL when unknown). */
+ * name in files (NULL when unknown; never the AROUND template). */
 const se_template_def *se_template_get(se_template kind);
 const se_template_def *se_template_find(const char *name);
 /* Position of the parameter called name in t, or -1. */

@@ -632,6 +632,11 @@ as_code se_space_save(const se_space *s, const char *path, as_status *st)
     }
     if (!s || !path || !path[0])
         return as_fail(st, AS_EINVAL, "se_space_save: no space or no path");
+    if (s->template_kind == SE_TEMPLATE_AROUND)
+        return as_fail(st, AS_EINVAL,
+                       "%s: space '%s' is around a design, which a space file cannot hold (give "
+                       "--around and --vary again)",
+                       path, s->name);
     se_space copy = *s; /* finished again: checked, canonical, in template order */
     if (se_space_finish(&copy, st))
         return st->code;

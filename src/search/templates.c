@@ -440,6 +440,8 @@ static const char *const BUILTIN_NAMES[N_TEMPLATES] = {"edge", "datacenter"};
 
 const se_template_def *se_template_get(se_template kind)
 {
+    if (kind == SE_TEMPLATE_AROUND)
+        return &se_around_template;
     return (unsigned)kind < (unsigned)N_TEMPLATES ? &TEMPLATES[kind] : NULL;
 }
 
