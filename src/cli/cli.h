@@ -213,16 +213,9 @@ int cli_add_design_options(cli_option *options, cli_design_args *d);
 /* Say in the --batch option among options[0 .. n) that map and fuse
  * default to the architecture's native batch (cli_load_design). */
 void cli_design_batch_help(cli_option *options, int n);
-/* Load a design: a preset, accelsearch's YAML, a SCALE-Sim .cfg
- * (arch_load) or a Timeloop v0.4 architecture, told by its content (a
- * top-level `architecture` key), with the ERT / ART beside it when there
- * are: for DIR/STEM.yaml, DIR/STEM.ERT.yaml (as `arch convert` writes
- * them) else DIR/ERT.yaml (as Timeloop's examples name them), the same for
- * ART; without them accelsearch's tables stand in.  The table paths used
- * go into ert_path / art_path (each may be NULL; "" when none). */
-as_code cli_arch_load_tables(const char *design, arch_spec *a, char *ert_path, char *art_path,
-                             size_t path_bytes, as_status *st);
-/* The same, without telling which tables were read. */
+/* A design by name or file, as every command takes it (map_design_load:
+ * presets, our YAML, SCALE-Sim .cfg, Timeloop architectures with their
+ * tables beside them). */
 as_code cli_arch_load(const char *design, arch_spec *a, as_status *st);
 /* Load d's architecture into *a and its model into *g (with --batch, or
  * else the architecture's native_batch when above 1 -- a design emitted by

@@ -712,7 +712,7 @@ static int load_around(const cli_command *cmd, const search_cli *c, se_space *sp
     as_status st;
     as_status_clear(&st);
     arch_spec centre;
-    if (arch_load(c->around, &centre, &st) != AS_OK)
+    if (cli_arch_load(c->around, &centre, &st) != AS_OK)
         return cli_fail(cmd, &st);
     if (se_space_around(&centre, &how, space, &st) != AS_OK)
         return cli_usage_error(cmd, "--vary %s: %s", c->vary, st.message);
@@ -777,7 +777,7 @@ static int search_design(const cli_command *cmd, search_cli *c)
     as_status st;
     as_status_clear(&st);
     arch_spec design;
-    if (arch_load(c->arch, &design, &st) != AS_OK || load_baselines(c, &st) != AS_OK)
+    if (cli_arch_load(c->arch, &design, &st) != AS_OK || load_baselines(c, &st) != AS_OK)
         return cli_fail(cmd, &st);
     se_result result;
     as_code code = se_run_design(&design, c->workload, c->n_models, &c->run, &result, &st);

@@ -74,52 +74,9 @@ int cli_add_design_options(cli_option *options, cli_design_args *d)
     return 2;
 }
 
-/* The table of kind ("ERT" or "ART") beside the Timeloop architecture at
- * path into out: STEM.KIND.yaml, else KIND.yaml in the same directory;
- * "" when neither exists. */
-static void table_beside(const char *path, const char *kind, char *out, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dir_length = slash ? (size_t)(slash - path + 1) : 0;
-    const char *dot = strrchr(path + dir_length, '.');
-    size_t stem_length = dot ? (size_t)(dot - path) : strlen(path);
-    char candidate[2][4096];
-    snprintf(candidate[0], sizeof candidate[0], "%.*s.%s.yaml", (int)stem_length, path, kind);
-    snprintf(candidate[1], sizeof candidate[1], "%.*s%s.yaml", (int)dir_length, path, kind);
-    out[0] = '\0';
-    for (int i = 0; i < 2 && !out[0]; i++) {
-        FILE *f = fopen(candidate[i], "r");
-        size_t length = strlen(candidate[i]);
-        if (f) {
-            fclose(f);
-            if (length < size)
-                memcpy(out, candidate[i], length + 1);
-        }
-    }
-}
-
-as_code cli_arch_load_tables(const char *design, arch_spec *a, char *ert_path, char *art_path,
-                             size_t path_bytes, as_status *st)
-{
-    char ert[4096], art[4096];
-    if (ert_path)
-        ert_path[0] = '\0';
-    if (art_path)
-        art_path[0] = '\0';
-    if (!design || !map_timeloop_is_arch_file(design))
-        return arch_load(design, a, st);
-    table_beside(design, "ERT", ert, sizeof ert);
-    table_beside(design, "ART", art, sizeof art);
-    if (ert_path)
-        snprintf(ert_path, path_bytes, "%s", ert);
-    if (art_path)
-        snprintf(art_path, path_bytes, "%s", art);
-    return map_timeloop_load_arch(design, ert[0] ? ert : NULL, art[0] ? art : NULL, a, st);
-}
-
 as_code cli_arch_load(const char *design, arch_spec *a, as_status *st)
 {
-    return cli_arch_load_tables(design, a, NULL, NULL, 0, st);
+    return map_design_load(design, a, NULL, NULL, 0, st);
 }
 
 as_code cli_load_design(const cli_design_args *d, arch_spec *a, wl_graph **g, as_status *st)

@@ -346,6 +346,16 @@ as_code map_timeloop_save_tables(const map_timeloop_case *c, const char *ert_pat
  */
 as_code map_timeloop_load_arch(const char *path, const char *ert_path, const char *art_path,
                                arch_spec *out, as_status *st);
+/* Any design by name or file: a preset, accelsearch's YAML, a SCALE-Sim
+ * .cfg (arch_load), or a Timeloop v0.4 architecture (told by content,
+ * map_timeloop_is_arch_file) with its ERT and ART read from beside it:
+ * for DIR/STEM.yaml, DIR/STEM.ERT.yaml (what `arch convert` writes) else
+ * DIR/ERT.yaml (as Timeloop's examples name them), the same for ART;
+ * without them accelsearch's tables stand in.  The table paths used go
+ * into ert_path / art_path (each may be NULL; "" when none).  What every
+ * command that takes a design, and a search around one, load. */
+as_code map_design_load(const char *design, arch_spec *a, char *ert_path, char *art_path,
+                        size_t path_bytes, as_status *st);
 /* Whether path is a YAML file whose top-level mapping has an
  * `architecture` key (how a Timeloop design is told from ours, by content);
  * false for anything unreadable. */

@@ -1955,3 +1955,48 @@ bool map_timeloop_evaluate(const map_timeloop_case *c, map_eval *e, map_layer_re
     map_finish_layer(&c->arch, layer);
     return true;
 }
+
+/* ------------------------------------------------------- any design */
+
+/* The table of kind ("ERT" or "ART") beside the Timeloop architecture at
+ * path into out: STEM.KIND.yaml, else KIND.yaml in the same directory;
+ * "" when neither exists. */
+static void table_beside(const char *path, const char *kind, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_length = slash ? (size_t)(slash - path + 1) : 0;
+    const char *dot = strrchr(path + dir_length, '.');
+    size_t stem_length = dot ? (size_t)(dot - path) : strlen(path);
+    char candidate[2][4096];
+    snprintf(candidate[0], sizeof candidate[0], "%.*s.%s.yaml", (int)stem_length, path, kind);
+    snprintf(candidate[1], sizeof candidate[1], "%.*s%s.yaml", (int)dir_length, path, kind);
+    out[0] = '\0';
+    for (int i = 0; i < 2 && !out[0]; i++) {
+        FILE *f = fopen(candidate[i], "r");
+        size_t length = strlen(candidate[i]);
+        if (f) {
+            fclose(f);
+            if (length < size)
+                memcpy(out, candidate[i], length + 1);
+        }
+    }
+}
+
+as_code map_design_load(const char *design, arch_spec *a, char *ert_path, char *art_path,
+                        size_t path_bytes, as_status *st)
+{
+    char ert[4096], art[4096];
+    if (ert_path)
+        ert_path[0] = '\0';
+    if (art_path)
+        art_path[0] = '\0';
+    if (!design || !map_timeloop_is_arch_file(design))
+        return arch_load(design, a, st);
+    table_beside(design, "ERT", ert, sizeof ert);
+    table_beside(design, "ART", art, sizeof art);
+    if (ert_path)
+        snprintf(ert_path, path_bytes, "%s", ert);
+    if (art_path)
+        snprintf(art_path, path_bytes, "%s", art);
+    return map_timeloop_load_arch(design, ert[0] ? ert : NULL, art[0] ? art : NULL, a, st);
+}

@@ -1,7 +1,8 @@
 /*
  * around.c -- a design space centred on a design (template AROUND): the
- * design as given (a preset, our YAML, anything arch_load reads), some of
- * its fields varied over a range around their values, the others kept.
+ * design as given (a preset, our YAML, a Timeloop architecture: anything
+ * map_design_load reads), some of its fields varied over a range around
+ * their values, the others kept.
  *
  * The parameters, each mapped onto fields of an arch_spec (named as the
  * built-in templates name the same hardware):
@@ -392,7 +393,7 @@ as_code se_space_around_load(const se_around *how, se_space *out, as_status *st)
     arch_spec centre;
     as_status why;
     as_status_clear(&why);
-    if (arch_load(how->source, &centre, &why) != AS_OK)
+    if (map_design_load(how->source, &centre, NULL, NULL, 0, &why) != AS_OK)
         return as_fail(st, why.code, "the design %s: %s", how->source, why.message);
     return se_space_around(&centre, how, out, st);
 }

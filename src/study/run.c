@@ -254,7 +254,8 @@ static as_code prepare_arch(const study_spec *s, const int *c, arch_spec *a, stu
                             as_status *st)
 {
     const study_hardware *h = &s->hardware[c[STUDY_AXIS_HARDWARE]];
-    as_code rc = h->is_space_point ? space_point_arch(h, a, out, st) : arch_load(h->source, a, st);
+    as_code rc = h->is_space_point ? space_point_arch(h, a, out, st)
+                                   : map_design_load(h->source, a, NULL, NULL, 0, st);
     if (rc != AS_OK || !out->valid)
         return rc;
     rc = arch_apply_data_format(a, s->format[c[STUDY_AXIS_FORMAT]].name, st);
