@@ -99,6 +99,16 @@ static void test_read_file_errors(void **state)
     assert_int_equal(st.code, AS_EIO);
 }
 
+static void test_path_extension(void **state)
+{
+    (void)state;
+    assert_true(as_path_has_extension("dir/resnet.onnx", ".onnx"));
+    assert_true(as_path_has_extension("ARRAY.CFG", ".cfg"));
+    assert_false(as_path_has_extension(".csv", ".csv")); /* nothing before it */
+    assert_false(as_path_has_extension("topology.csv.bak", ".csv"));
+    assert_false(as_path_has_extension("x.onnx", ".csv"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -107,6 +117,7 @@ int main(void)
         cmocka_unit_test(test_strmap),
         cmocka_unit_test(test_checked_arithmetic),
         cmocka_unit_test(test_read_file_errors),
+        cmocka_unit_test(test_path_extension),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

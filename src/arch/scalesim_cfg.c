@@ -419,7 +419,5 @@ as_code arch_scalesim_load(const char *path, arch_spec *out, as_status *st)
 
 bool arch_is_scalesim_path(const char *path)
 {
-    size_t n = strlen(path);
-    return n >= 4 && path[n - 4] == '.' && tolower((unsigned char)path[n - 3]) == 'c' &&
-           tolower((unsigned char)path[n - 2]) == 'f' && tolower((unsigned char)path[n - 1]) == 'g';
+    return as_path_has_extension(path, ".cfg");
 }

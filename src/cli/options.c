@@ -620,6 +620,5 @@ int cli_dispatch(const char *group, const cli_action *actions, void (*help)(FILE
 
 bool cli_is_onnx_path(const char *path)
 {
-    size_t n = strlen(path);
-    return n >= 5 && strcmp(path + n - 5, ".onnx") == 0;
+    return as_path_has_extension(path, ".onnx");
 }

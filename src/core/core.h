@@ -196,6 +196,9 @@ static inline double as_rng_unit(as_rng *r)
 /* Read a whole file into malloc'd memory (caller frees).  On failure
  * returns NULL and names the path and the system error in st. */
 uint8_t *as_read_file(const char *path, size_t *size, as_status *st);
+/* Whether path ends in extension (".onnx", ".cfg"; letters compared
+ * without case) after at least one other character. */
+bool as_path_has_extension(const char *path, const char *extension);
 
 /* ---------------------------------------------------------- anytime curve */
 

@@ -1,6 +1,8 @@
 /* util.c -- checked integer arithmetic and whole-file reading (see core.h). */
 #include "core.h"
 
+#include <ctype.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,17 @@ bool as_add_i64(int64_t a, int64_t b, int64_t *result)
 
 /* The first read's size; the buffer doubles from there. */
 #define READ_CHUNK_BYTES ((int64_t)1 << 16)
+
+bool as_path_has_extension(const char *path, const char *extension)
+{
+    size_t n = strlen(path), k = strlen(extension);
+    if (n <= k)
+        return false;
+    for (size_t i = 0; i < k; i++)
+        if (tolower((unsigned char)path[n - k + i]) != tolower((unsigned char)extension[i]))
+            return false;
+    return true;
+}
 
 uint8_t *as_read_file(const char *path, size_t *size, as_status *st)
 {

@@ -136,8 +136,7 @@ static as_code read_label(const as_yaml_reader *r, const as_yaml_node *map, char
 
 static bool is_model_file(const char *source)
 {
-    size_t n = strlen(source);
-    return n > 5 && strcmp(source + n - 5, ".onnx") == 0;
+    return as_path_has_extension(source, ".onnx");
 }
 
 static as_code read_model(const as_yaml_reader *r, const as_yaml_node *item, study_spec *s, int i)

@@ -552,7 +552,5 @@ as_code wl_topology_load(const char *path, wl_graph **out, as_status *st)
 
 bool wl_is_topology_path(const char *path)
 {
-    size_t n = strlen(path);
-    return n >= 4 && path[n - 4] == '.' && tolower((unsigned char)path[n - 3]) == 'c' &&
-           tolower((unsigned char)path[n - 2]) == 's' && tolower((unsigned char)path[n - 1]) == 'v';
+    return as_path_has_extension(path, ".csv");
 }
