@@ -8,6 +8,7 @@
 #define AS_TESTS_STORED_ROWS_H
 
 #include <signal.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -106,6 +107,34 @@ static inline int stored_rows_signal_after(pid_t child, const char *path, int64_
     int wst;
     waitpid(child, &wst, 0);
     return wst;
+}
+
+/* The small search the kill-and-resume tests run (test_cli_search.c,
+ * test_cli_runs_manage.c): CASCO on alexnet, 8 candidates in batches of
+ * 4, two halving rounds, seed 3. */
+#define STORED_ROWS_SMALL_RUN                                                                      \
+    "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
+    "--seed 3 --threads 2"
+
+/* STORED_ROWS_SMALL_RUN kept in the store at path, killed with SIGKILL
+ * once it has stored n candidate rounds. */
+static inline void stored_rows_kill_small_run(char *path, int64_t n)
+{
+    char *args[] = {"search", "--model",     "alexnet", "--budget",    "8", "--batch",
+                    "4",      "--sw-budget", "64",      "--sh-rounds", "2", "--map-budget",
+                    "16",     "--seed",      "3",       "--threads",   "2", "--db",
+                    path,     NULL};
+    int wst = stored_rows_signal_after(stored_rows_spawn("/dev/null", args), path, n, SIGKILL);
+    assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+}
+
+/* The JSON of a search from "objectives" on: what must agree between two
+ * runs (the run's time and counters come before it). */
+static inline const char *stored_rows_result_part(const char *json)
+{
+    const char *p = strstr(json, "\"objectives\"");
+    assert_non_null(p);
+    return p;
 }
 
 #endif

@@ -28,19 +28,7 @@
 #include "cli_run.h"
 #include "stored_rows.h"
 
-#define SMALL_RUN                                                                                  \
-    "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
-    "--seed 3 --threads 2"
 #define KILL_STUDY AS_TEST_DATA_DIR "/study/kill.yaml"
-
-/* The JSON from "objectives" on: what must agree between two runs (the
- * run's time and counters come before it). */
-static const char *result_part(const char *json)
-{
-    const char *p = strstr(json, "\"objectives\"");
-    assert_non_null(p);
-    return p;
-}
 
 /* The state runs list --json gives run id of the store at db. */
 static char *run_state(const char *db, int64_t id)
@@ -73,17 +61,11 @@ static void test_search_killed_then_resumed_by_id(void **state)
     stored_rows_path(whole, sizeof whole, "manage_whole.db");
     stored_rows_path(killed, sizeof killed, "manage_killed.db");
     run_result expected;
-    snprintf(args, sizeof args, SMALL_RUN " --json --db '%s'", whole);
+    snprintf(args, sizeof args, STORED_ROWS_SMALL_RUN " --json --db '%s'", whole);
     run(&expected, args);
     assert_int_equal(expected.status, 0);
 
-    char *args_killed[] = {"search", "--model",     "alexnet", "--budget",    "8", "--batch",
-                           "4",      "--sw-budget", "64",      "--sh-rounds", "2", "--map-budget",
-                           "16",     "--seed",      "3",       "--threads",   "2", "--db",
-                           killed,   NULL};
-    pid_t child = stored_rows_spawn("/dev/null", args_killed);
-    int wst = stored_rows_signal_after(child, killed, 5, SIGKILL);
-    assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+    stored_rows_kill_small_run(killed, 5);
     char *st = run_state(killed, 1);
     assert_string_equal(st, "interrupted"); /* not left "running" */
     free(st);
@@ -93,7 +75,8 @@ static void test_search_killed_then_resumed_by_id(void **state)
     snprintf(args, sizeof args, "runs resume 1 --json --threads 1 --db '%s'", killed);
     run(&resumed, args);
     assert_int_equal(resumed.status, 0);
-    assert_string_equal(result_part(resumed.out), result_part(expected.out));
+    assert_string_equal(stored_rows_result_part(resumed.out),
+                        stored_rows_result_part(expected.out));
     stored_rows_assert_same(whole, killed);
     st = run_state(killed, 1);
     assert_string_equal(st, "finished");

@@ -35,19 +35,6 @@
 #include "stored_rows.h"
 #include "text_file.h"
 
-#define SMALL_RUN                                                                                  \
-    "search --model alexnet --budget 8 --batch 4 --sw-budget 64 --sh-rounds 2 --map-budget 16 "    \
-    "--seed 3 --threads 2"
-
-/* The JSON from "objectives" on: what must agree between two runs (the
- * run's time and counters come before it). */
-static const char *result_part(const char *json)
-{
-    const char *p = strstr(json, "\"objectives\"");
-    assert_non_null(p);
-    return p;
-}
-
 static void test_sigkill_and_resume(void **state)
 {
     (void)state;
@@ -55,29 +42,26 @@ static void test_sigkill_and_resume(void **state)
     stored_rows_path(whole, sizeof whole, "search_whole.db");
     stored_rows_path(killed, sizeof killed, "search_killed.db");
     run_result expected;
-    snprintf(args, sizeof args, SMALL_RUN " --baseline eyeriss --json --db '%s'", whole);
+    snprintf(args, sizeof args, STORED_ROWS_SMALL_RUN " --baseline eyeriss --json --db '%s'",
+             whole);
     run(&expected, args);
     assert_int_equal(expected.status, 0);
 
     /* The same run, killed once a few candidate rounds are stored. */
-    char *args_killed[] = {"search", "--model",     "alexnet", "--budget",    "8", "--batch",
-                           "4",      "--sw-budget", "64",      "--sh-rounds", "2", "--map-budget",
-                           "16",     "--seed",      "3",       "--threads",   "2", "--db",
-                           killed,   NULL};
-    pid_t child = stored_rows_spawn("/dev/null", args_killed);
-    int wst = stored_rows_signal_after(child, killed, 5, SIGKILL);
-    assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+    stored_rows_kill_small_run(killed, 5);
     static stored_rows before;
     stored_rows_read(killed, &before);
     assert_true(before.n >= 5);
 
-    snprintf(args, sizeof args, SMALL_RUN " --baseline eyeriss --json --resume --db '%s'", killed);
+    snprintf(args, sizeof args,
+             STORED_ROWS_SMALL_RUN " --baseline eyeriss --json --resume --db '%s'", killed);
     run_result resumed;
     run(&resumed, args);
     assert_int_equal(resumed.status, 0);
     /* ... baselines included: evaluated again, the same. */
-    assert_string_equal(result_part(resumed.out), result_part(expected.out));
-    assert_non_null(strstr(result_part(resumed.out), "\"name\": \"eyeriss\""));
+    assert_string_equal(stored_rows_result_part(resumed.out),
+                        stored_rows_result_part(expected.out));
+    assert_non_null(strstr(stored_rows_result_part(resumed.out), "\"name\": \"eyeriss\""));
     /* The resumed run took what the killed one stored. */
     assert_non_null(strstr(resumed.out, "\"rounds_loaded\": "));
     assert_null(strstr(resumed.out, "\"rounds_loaded\": 0,"));
@@ -282,7 +266,8 @@ static void test_emit_arch(void **state)
     snprintf(dir, sizeof dir, "%s/search_emit_designs", AS_TEST_TMP_DIR);
     snprintf(args, sizeof args, "rm -rf '%s'", dir);
     assert_int_equal(system(args), 0);
-    snprintf(args, sizeof args, SMALL_RUN " --json --db '%s' --emit-arch '%s'", db, dir);
+    snprintf(args, sizeof args, STORED_ROWS_SMALL_RUN " --json --db '%s' --emit-arch '%s'", db,
+             dir);
     run_result r;
     run(&r, args); /* the directory is made */
     assert_int_equal(r.status, 0);
